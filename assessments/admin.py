@@ -1,0 +1,62 @@
+from django.contrib import admin
+
+from .models import Attempt, Grade, Option, Question, Quiz, QuizVersion, Response
+
+
+@admin.register(Quiz)
+class QuizAdmin(admin.ModelAdmin):
+    list_display = ["slug", "current_version", "max_attempts", "grading_method"]
+    list_editable = ["max_attempts", "grading_method"]
+
+
+class QuestionInline(admin.TabularInline):
+    model = Question
+    fields = ["position", "key", "source_language"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(QuizVersion)
+class QuizVersionAdmin(admin.ModelAdmin):
+    list_display = ["quiz", "number", "content_hash", "created_at"]
+    readonly_fields = ["quiz", "number", "content_hash", "created_at"]
+    inlines = [QuestionInline]
+
+
+class OptionInline(admin.TabularInline):
+    model = Option
+    fields = ["position", "key", "text", "is_correct"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["version", "position", "key"]
+    inlines = [OptionInline]
+
+
+class ResponseInline(admin.TabularInline):
+    model = Response
+    fields = ["question", "option", "is_correct", "answered_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Attempt)
+class AttemptAdmin(admin.ModelAdmin):
+    list_display = ["public_id", "user", "placement", "number", "state", "score", "started_at"]
+    list_filter = ["state"]
+    list_select_related = ["user", "placement"]
+    readonly_fields = ["public_id", "option_order"]
+    inlines = [ResponseInline]
+
+
+@admin.register(Grade)
+class GradeAdmin(admin.ModelAdmin):
+    list_display = ["user", "placement", "score_given", "score_maximum", "updated_at"]
+    list_select_related = ["user", "placement"]

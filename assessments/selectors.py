@@ -1,0 +1,155 @@
+"""Reads of the quiz domain, shaped for pages and the API in the reader's language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from lti.models import ResourceLink
+
+from .models import Attempt, AttemptState, Grade, Question, QuizVersion
+
+
+def localized(texts: dict[str, str], language: str, fallback: str = "en") -> str:
+    return texts.get(language) or texts.get(fallback) or next(iter(texts.values()), "")
+
+
+@dataclass(frozen=True)
+class OptionView:
+    id: int
+    text: str
+    is_correct: bool
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    id: int
+    position: int
+    total: int
+    text: str
+    options: list[OptionView]
+    explanation: str
+    answered: bool
+    answered_correctly: bool | None
+
+    @property
+    def correct_option(self) -> OptionView:
+        return next(option for option in self.options if option.is_correct)
+
+    @property
+    def chosen_option(self) -> OptionView | None:
+        return next((option for option in self.options if option.chosen), None)
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    attempt: Attempt
+    title: str
+    questions: list[QuestionView]
+
+    @property
+    def answered_count(self) -> int:
+        return sum(question.answered for question in self.questions)
+
+    @property
+    def current_question(self) -> QuestionView | None:
+        return next((question for question in self.questions if not question.answered), None)
+
+    def question_at(self, position: int) -> QuestionView | None:
+        return next((q for q in self.questions if q.position == position), None)
+
+
+def attempts_of(user: AbstractBaseUser) -> QuerySet[Attempt]:
+    """Only the user's own attempts: every attempt page looks attempts up through this."""
+    return Attempt.objects.filter(user=user).select_related(
+        "quiz_version", "placement", "placement__quiz"
+    )
+
+
+def attempt_view(attempt: Attempt, language: str) -> AttemptView:
+    """The attempt's questions in order, options in the attempt's shuffled order, with
+    what the student chose. Answers' correctness is only meaningful for answered
+    questions; templates must not reveal it before."""
+    version: QuizVersion = attempt.quiz_version
+    questions = list(version.questions.prefetch_related("options"))
+    responses = {response.question_id: response for response in attempt.responses.all()}
+    total = len(questions)
+    views = []
+    for question in questions:
+        options_by_id = {option.pk: option for option in question.options.all()}
+        order = attempt.option_order.get(str(question.pk), list(options_by_id))
+        response = responses.get(question.pk)
+        views.append(
+            QuestionView(
+                id=question.pk,
+                position=question.position,
+                total=total,
+                text=localized(question.text, language),
+                options=[
+                    OptionView(
+                        id=option_id,
+                        text=localized(options_by_id[option_id].text, language),
+                        is_correct=options_by_id[option_id].is_correct,
+                        chosen=response is not None and response.option_id == option_id,
+                    )
+                    for option_id in order
+                ],
+                explanation=localized(question.explanation, language),
+                answered=response is not None,
+                answered_correctly=response.is_correct if response else None,
+            )
+        )
+    return AttemptView(attempt=attempt, title=localized(version.title, language), questions=views)
+
+
+@dataclass(frozen=True)
+class PlacementOverview:
+    placement: ResourceLink
+    title: str
+    intro: str
+    question_count: int
+    finished_attempts: list[Attempt]
+    in_progress: Attempt | None
+    grade: Grade | None
+    max_attempts: int
+    grading_method_label: str
+
+    @property
+    def attempts_left(self) -> int | None:
+        if not self.max_attempts:
+            return None
+        made = len(self.finished_attempts) + (1 if self.in_progress else 0)
+        return max(self.max_attempts - made, 0)
+
+    @property
+    def can_start(self) -> bool:
+        return self.in_progress is None and self.attempts_left != 0
+
+    @property
+    def grade_percent(self) -> Decimal | None:
+        if self.grade is None or not self.grade.score_maximum:
+            return None
+        return (self.grade.score_given * 100 / self.grade.score_maximum).quantize(Decimal("0.1"))
+
+
+def placement_overview(
+    *, user: AbstractBaseUser, placement: ResourceLink, language: str
+) -> PlacementOverview:
+    quiz = placement.quiz
+    version = quiz.current_version
+    attempts = list(Attempt.objects.filter(user=user, placement=placement).order_by("number"))
+    return PlacementOverview(
+        placement=placement,
+        title=localized(version.title, language),
+        intro=localized(version.intro, language),
+        question_count=Question.objects.filter(version=version).count(),
+        finished_attempts=[a for a in attempts if a.state == AttemptState.FINISHED],
+        in_progress=next((a for a in attempts if a.state == AttemptState.IN_PROGRESS), None),
+        grade=Grade.objects.filter(user=user, placement=placement).first(),
+        max_attempts=quiz.max_attempts,
+        grading_method_label=quiz.get_grading_method_display(),
+    )

@@ -1,0 +1,226 @@
+"""Writes of the quiz domain: loading content, starting attempts, answering, grading."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from lti.models import ResourceLink
+
+from .content import QuizContent
+from .errors import AnswerConflict, AttemptLimitReached, InvalidAnswer
+from .models import (
+    Attempt,
+    AttemptState,
+    Grade,
+    GradingMethod,
+    Option,
+    Question,
+    Quiz,
+    QuizVersion,
+    Response,
+)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    quiz: Quiz
+    version: QuizVersion
+    created: bool
+
+
+@transaction.atomic
+def load_quiz(content: QuizContent) -> LoadResult:
+    """Store the content as the quiz's current version; a no-op when nothing changed.
+
+    An edited file becomes a new version; earlier versions and the attempts on them stay.
+    Reloading a file that matches an earlier version makes that version current again.
+    """
+    quiz, _ = Quiz.objects.select_for_update().get_or_create(slug=content.slug)
+    content_hash = content.content_hash()
+    version = quiz.versions.filter(content_hash=content_hash).first()
+    created = version is None
+    if created:
+        number = (quiz.versions.aggregate(last=Max("number"))["last"] or 0) + 1
+        version = QuizVersion.objects.create(
+            quiz=quiz,
+            number=number,
+            content_hash=content_hash,
+            title=content.title,
+            intro=content.intro,
+            source_language=content.source_language,
+        )
+        for position, question_content in enumerate(content.questions, start=1):
+            question = Question.objects.create(
+                version=version,
+                position=position,
+                key=question_content.key,
+                source_language=question_content.source_language,
+                text=question_content.text,
+                explanation=question_content.explanation,
+            )
+            Option.objects.bulk_create(
+                Option(
+                    question=question,
+                    position=option_position,
+                    key=option_content.key,
+                    text=option_content.text,
+                    is_correct=option_content.correct,
+                )
+                for option_position, option_content in enumerate(question_content.options, 1)
+            )
+    if quiz.current_version_id != version.pk:
+        quiz.current_version = version
+        quiz.save(update_fields=["current_version"])
+    return LoadResult(quiz=quiz, version=version, created=created)
+
+
+def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
+    rng = random.SystemRandom()
+    order: dict[str, list[int]] = {}
+    for question in version.questions.prefetch_related("options"):
+        option_ids = [option.pk for option in question.options.all()]
+        rng.shuffle(option_ids)
+        order[str(question.pk)] = option_ids
+    return order
+
+
+def start_or_resume_attempt(
+    *, user: AbstractBaseUser, placement: ResourceLink, language: str
+) -> Attempt:
+    """The student's attempt in progress on this placement, or a new one if the policy
+    allows another."""
+    quiz = placement.quiz
+    with transaction.atomic():
+        in_progress = Attempt.objects.filter(
+            user=user, placement=placement, state=AttemptState.IN_PROGRESS
+        ).first()
+        if in_progress is not None:
+            return in_progress
+        made = Attempt.objects.filter(user=user, placement=placement).count()
+        if quiz.max_attempts and made >= quiz.max_attempts:
+            raise AttemptLimitReached(
+                _("You have used all %(count)s attempts allowed on this quiz.")
+                % {"count": quiz.max_attempts}
+            )
+        version = quiz.current_version
+        try:
+            with transaction.atomic():
+                return Attempt.objects.create(
+                    user=user,
+                    placement=placement,
+                    quiz_version=version,
+                    number=made + 1,
+                    language=language,
+                    option_order=_shuffled_option_order(version),
+                    max_score=version.questions.count(),
+                )
+        except IntegrityError:
+            # Another request (a double click, a second tab) started it first: resume that one.
+            return Attempt.objects.get(
+                user=user, placement=placement, state=AttemptState.IN_PROGRESS
+            )
+
+
+def _parse_id(raw: object, message: str) -> int:
+    try:
+        value = int(str(raw))
+    except (TypeError, ValueError):
+        raise InvalidAnswer(message) from None
+    if value <= 0 or value > 2**63 - 1:
+        raise InvalidAnswer(message)
+    return value
+
+
+@transaction.atomic
+def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -> Response:
+    """Record the student's answer to the current question of the attempt.
+
+    Answers are final: once feedback was shown the answer cannot change. The attempt
+    finishes, and the grade is refreshed, with the last answer.
+    """
+    question_pk = _parse_id(question_id, _("The answer does not say which question it is for."))
+    option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
+    attempt = Attempt.objects.select_for_update().get(pk=attempt.pk)
+    if attempt.is_finished:
+        raise AnswerConflict(_("This attempt is finished; its answers can no longer change."))
+    question = Question.objects.filter(pk=question_pk, version_id=attempt.quiz_version_id).first()
+    if question is None:
+        raise InvalidAnswer(_("That question is not part of your attempt."))
+    option = Option.objects.filter(pk=option_pk, question=question).first()
+    if option is None:
+        raise InvalidAnswer(_("The selected option does not belong to this question."))
+    answered = attempt.responses.count()
+    if attempt.responses.filter(question=question).exists():
+        raise AnswerConflict(
+            _(
+                "Question %(position)s is already answered; an answer cannot be changed "
+                "once its feedback was shown."
+            )
+            % {"position": question.position}
+        )
+    if question.position != answered + 1:
+        raise AnswerConflict(
+            _("Questions are answered in order: question %(position)s comes next.")
+            % {"position": answered + 1}
+        )
+    response = Response.objects.create(
+        attempt=attempt, question=question, option=option, is_correct=option.is_correct
+    )
+    if answered + 1 == attempt.max_score:
+        _finish_attempt(attempt)
+    return response
+
+
+def _finish_attempt(attempt: Attempt) -> None:
+    attempt.score = attempt.responses.filter(is_correct=True).count()
+    attempt.state = AttemptState.FINISHED
+    attempt.finished_at = timezone.now()
+    attempt.save(update_fields=["score", "state", "finished_at"])
+    refresh_grade(user=attempt.user, placement=attempt.placement)
+
+
+def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
+    if method == GradingMethod.FIRST:
+        return fractions_by_number[0]
+    if method == GradingMethod.LAST:
+        return fractions_by_number[-1]
+    if method == GradingMethod.AVERAGE:
+        return sum(fractions_by_number) / len(fractions_by_number)
+    return max(fractions_by_number)
+
+
+def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
+    """Recompute the student's grade on the placement from their finished attempts."""
+    quiz = placement.quiz
+    finished = list(
+        Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
+        .order_by("number")
+        .values_list("score", "max_score")
+    )
+    if not finished:
+        return None
+    fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
+    score_maximum = Decimal(quiz.current_version.questions.count())
+    score_given = (_grade_fraction(quiz.grading_method, fractions) * score_maximum).quantize(
+        Decimal("0.001")
+    )
+    grade, _ = Grade.objects.update_or_create(
+        user=user,
+        placement=placement,
+        defaults={
+            "score_given": score_given,
+            "score_maximum": score_maximum,
+            "grading_method": quiz.grading_method,
+            "attempt_count": len(finished),
+            "updated_at": timezone.now(),
+        },
+    )
+    return grade

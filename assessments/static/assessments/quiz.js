@@ -1,0 +1,41 @@
+// Progressive enhancement: answer without a full page load. The feedback page the
+// server returns replaces the question in place and takes focus, so a screen reader
+// announces the verdict. Without JavaScript the same form posts and redirects.
+(function () {
+  "use strict";
+
+  function swapMain(html, url) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var incoming = doc.querySelector("main");
+    var current = document.querySelector("main");
+    if (!incoming || !current) { window.location.assign(url || window.location.href); return; }
+    current.replaceWith(incoming);
+    document.title = doc.title;
+    if (url && url !== window.location.href) { window.history.pushState({}, "", url); }
+    var target = incoming.querySelector("[data-feedback] [tabindex], [role=alert]") || incoming;
+    target.focus();
+    bind(incoming);
+  }
+
+  function bind(root) {
+    root.querySelectorAll("form[data-enhance]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (!window.fetch) { return; }
+        event.preventDefault();
+        var button = form.querySelector("button[type=submit]");
+        if (button) { button.disabled = true; }
+        fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" })
+          .then(function (response) {
+            return response.text().then(function (html) {
+              // A refused answer is an error page at the form's URL: show it, keep the address.
+              swapMain(html, response.redirected ? response.url : null);
+            });
+          })
+          .catch(function () { form.submit(); });
+      });
+    });
+  }
+
+  window.addEventListener("popstate", function () { window.location.reload(); });
+  document.addEventListener("DOMContentLoaded", function () { bind(document); });
+})();

@@ -1,0 +1,144 @@
+"""Student pages of the quiz. Thin: access checks here, domain work in services and
+selectors, and every refusal is a page that says what went wrong."""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from lti.selectors import placement_for_member
+
+from . import selectors, services
+from .errors import AssessmentError
+from .models import Attempt
+
+
+def render_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    return render(request, "error.html", {"message": message}, status=status)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    return render_error(
+        request,
+        _(
+            "Your form could not be accepted because its security token is missing or "
+            "expired (or your browser blocks this site's cookies). Reload the page and try again."
+        ),
+        403,
+    )
+
+
+def launch_required(view: Any) -> Any:
+    """Pages for students who arrived from their course (or the demo entry)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            raise PermissionDenied(
+                _("You are not signed in. Open this activity from your course in the LMS.")
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
+    return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html", {"demo_mode": settings.DEMO_MODE})
+
+
+@require_GET
+@launch_required
+def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found = placement_for_member(user=request.user, placement_id=placement_id)
+    if found is None:
+        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
+    overview = selectors.placement_overview(
+        user=request.user, placement=found, language=get_language()
+    )
+    return render(request, "assessments/placement.html", {"overview": overview})
+
+
+@require_POST
+@launch_required
+def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found = placement_for_member(user=request.user, placement_id=placement_id)
+    if found is None:
+        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
+    try:
+        attempt = services.start_or_resume_attempt(
+            user=request.user, placement=found, language=get_language()
+        )
+    except AssessmentError as error:
+        return render_error(request, error.message, error.status_code)
+    return redirect("assessments:attempt", public_id=attempt.public_id)
+
+
+@require_GET
+@launch_required
+def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
+    attempt = _own_attempt(request, public_id)
+    if attempt.is_finished:
+        return redirect("assessments:summary", public_id=attempt.public_id)
+    view = selectors.attempt_view(attempt, get_language())
+    return render(
+        request,
+        "assessments/question.html",
+        {"view": view, "question": view.current_question},
+    )
+
+
+@require_POST
+@launch_required
+def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
+    attempt = _own_attempt(request, public_id)
+    try:
+        response = services.submit_answer(
+            attempt=attempt,
+            question_id=request.POST.get("question"),
+            option_id=request.POST.get("option"),
+        )
+    except AssessmentError as error:
+        return render_error(request, error.message, error.status_code)
+    return redirect(
+        "assessments:feedback", public_id=attempt.public_id, position=response.question.position
+    )
+
+
+@require_GET
+@launch_required
+def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
+    attempt = _own_attempt(request, public_id)
+    view = selectors.attempt_view(attempt, get_language())
+    question = view.question_at(position)
+    if question is None:
+        raise Http404(_("This quiz has no question %(position)s.") % {"position": position})
+    if not question.answered:
+        return redirect("assessments:attempt", public_id=attempt.public_id)
+    return render(
+        request,
+        "assessments/feedback.html",
+        {"view": view, "question": question, "finished": attempt.is_finished},
+    )
+
+
+@require_GET
+@launch_required
+def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
+    attempt = _own_attempt(request, public_id)
+    if not attempt.is_finished:
+        return redirect("assessments:attempt", public_id=attempt.public_id)
+    view = selectors.attempt_view(attempt, get_language())
+    return render(request, "assessments/summary.html", {"view": view})

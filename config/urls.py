@@ -1,0 +1,16 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from assessments import views as assessment_views
+
+from .health import healthz
+
+urlpatterns = [
+    path("", assessment_views.home, name="home"),
+    path("", include("assessments.urls")),
+    path("lti/", include("lti.urls")),
+    path("api/", include("api.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+]

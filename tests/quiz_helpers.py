@@ -1,0 +1,50 @@
+"""Driving the quiz through the Django test client, the way a browser without JS does."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.test import Client
+from django.urls import reverse
+
+from assessments.models import Attempt, Option, Question
+
+QUESTION_ID = re.compile(r'name="question" value="(\d+)"')
+OPTION_IDS = re.compile(r'name="option" value="(\d+)"')
+
+
+def start(client: Client, placement_id: int) -> Attempt:
+    response = client.post(reverse("assessments:start", args=[placement_id]))
+    assert response.status_code == 302, response.content
+    public_id = response["Location"].rstrip("/").split("/")[-1]
+    return Attempt.objects.get(public_id=public_id)
+
+
+def current_form(client: Client, attempt: Attempt) -> tuple[Question, list[int]]:
+    """The question the attempt page shows and its option ids in the order shown."""
+    page = client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    question = Question.objects.get(pk=QUESTION_ID.search(html).group(1))
+    return question, [int(option_id) for option_id in OPTION_IDS.findall(html)]
+
+
+def answer_all(client: Client, attempt: Attempt, choose_correct: Callable[[Question], bool]) -> str:
+    """Answer every question; returns the summary page's HTML."""
+    for _ in range(attempt.max_score):
+        question, option_ids = current_form(client, attempt)
+        options = Option.objects.filter(pk__in=option_ids)
+        want_correct = choose_correct(question)
+        chosen = next(option for option in options if option.is_correct == want_correct)
+        response = client.post(
+            reverse("assessments:answer", args=[attempt.public_id]),
+            {"question": question.pk, "option": chosen.pk},
+            follow=True,
+        )
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert ("✔ Correct" if want_correct else "✘ Not quite") in html
+    summary = client.get(reverse("assessments:summary", args=[attempt.public_id]))
+    assert summary.status_code == 200
+    return summary.content.decode()
