@@ -150,12 +150,13 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesys
 if CELERY_BROKER_URL == "filesystem://":
     # The embedded broker: messages are files in one folder shared by web and worker.
     _broker_dir = VAR_DIR / "celery-broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True

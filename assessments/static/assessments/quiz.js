@@ -1,15 +1,15 @@
 // Progressive enhancement: answer without a full page load. The feedback page the
-// server returns replaces the question in place and takes focus, so a screen reader
-// announces the verdict. Without JavaScript the same form posts and redirects.
+// server returns replaces the page body in place (header included, so its forms point
+// at the new address) and its verdict takes focus, so a screen reader announces it.
+// Without JavaScript the same form posts and redirects.
 (function () {
   "use strict";
 
   function swapMain(html, url) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     var incoming = doc.querySelector("main");
-    var current = document.querySelector("main");
-    if (!incoming || !current) { window.location.assign(url || window.location.href); return; }
-    current.replaceWith(incoming);
+    if (!incoming) { window.location.assign(url || window.location.href); return; }
+    document.body.replaceWith(doc.body);
     document.title = doc.title;
     if (url && url !== window.location.href) { window.history.pushState({}, "", url); }
     var target = incoming.querySelector("[data-feedback] [tabindex], [role=alert]") || incoming;

@@ -1,0 +1,56 @@
+# The two set-up commands are `make run` and `make test`; both are idempotent and
+# skip what is already done.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+# Tests talk to the real PostgreSQL and Redis of this machine unless told otherwise.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint messages chromium
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Debian's Chromium for the browser tests (never a browser download of a test tool's own).
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+run: $(VENV)/.installed-run
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py load_quiz
+	@echo "Serving on http://127.0.0.1:$(PORT)/ (web, worker, beat; Ctrl-C stops them all)"
+	DEBUG=1 PORT=$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --port $(PORT)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: $(VENV)/.installed-dev node_modules/.installed chromium lint
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" \
+	REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
+	SECRET_KEY="$${SECRET_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(40))')}" \
+	DEBUG=0 \
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+
+# Re-extract and compile the interface catalogues after changing translatable strings.
+messages: $(VENV)/.installed-dev
+	DEBUG=1 $(BIN)/python manage.py makemessages -l ru -l en --no-location --ignore=.venv --ignore=node_modules --ignore=tests
+	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv

@@ -1,0 +1,44 @@
+"""Headless Chromium (Debian's package) driven by Playwright, plus axe-core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+CHROMIUM = "/usr/bin/chromium"
+AXE_SCRIPT = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def axe_violations(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict]:
+    """Run axe-core on the page; the violations of the given impacts, summarised."""
+    page.add_script_tag(path=str(AXE_SCRIPT))
+    result = page.evaluate("async () => await axe.run(document)")
+    return [
+        {
+            "id": violation["id"],
+            "impact": violation["impact"],
+            "help": violation["help"],
+            "targets": [node["target"] for node in violation["nodes"]],
+        }
+        for violation in result["violations"]
+        if violation["impact"] in impacts
+    ]
+
+
+def tab_to(page: Page, selector: str, limit: int = 40) -> None:
+    """Press Tab until the element matching the selector has focus, as a keyboard user."""
+    for _ in range(limit):
+        if page.evaluate("(s) => document.activeElement?.matches(s) ?? false", selector):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"{selector} cannot be reached with the Tab key")
