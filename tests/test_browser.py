@@ -44,9 +44,7 @@ def correct_option_text(page: Page) -> str:
     return Option.objects.get(question_id=question_id, is_correct=True).text["en"]
 
 
-def test_student_answers_sees_each_explanation_appear_and_finishes_with_a_score(
-    page, live_server
-):
+def test_student_answers_sees_each_explanation_appear_and_finishes_with_a_score(page, live_server):
     page.goto(live_server.url)
     page.get_by_role("button", name="Start the demo quiz as a student").click()
     page.get_by_role("button", name="Start the quiz").click()

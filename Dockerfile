@@ -1,0 +1,19 @@
+# The web, worker and beat image. GPU workers build with --build-arg EXTRAS=labs.
+FROM python:3.11-slim
+ARG EXTRAS=""
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY config config
+COPY assessments assessments
+COPY lti lti
+COPY api api
+COPY templates templates
+COPY locale locale
+COPY manage.py ./
+RUN pip install --no-cache-dir ".${EXTRAS:+[$EXTRAS]}" \
+ && SECRET_KEY=build-only STATIC_MANIFEST=1 python manage.py collectstatic --noinput
+RUN useradd --system --uid 10001 gcquiz
+USER gcquiz
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -1,0 +1,21 @@
+"""docker-compose.yml describes the production stack (validated fully by the ops issue)."""
+
+from pathlib import Path
+
+import yaml
+from django.conf import settings
+
+
+def test_compose_runs_web_worker_beat_postgres_and_redis_from_one_image():
+    compose = yaml.safe_load((Path(settings.BASE_DIR) / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"web", "worker", "beat", "postgres", "redis", "migrate"} <= set(services)
+    assert {services[name]["image"] for name in ("web", "worker", "beat", "migrate")} == {
+        "gcquiz:latest"
+    }
+    assert "worker" in services["worker"]["command"] and "beat" in services["beat"]["command"]
+    for name in ("web", "worker", "postgres", "redis"):
+        assert "healthcheck" in services[name], name
+    environment = services["web"]["environment"]
+    assert environment["DEBUG"] == "0" and environment["REDIS_URL"].startswith("redis://")
+    assert environment["DATABASE_URL"].startswith("postgres://")

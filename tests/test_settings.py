@@ -1,0 +1,74 @@
+"""One settings module, driven by the environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+SHOW = (
+    "import django, json; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps([s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, "
+    "s.CACHES['default']['BACKEND']]))"
+)
+
+
+def run_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}
+    }
+    clean.update(DJANGO_SETTINGS_MODULE="config.settings", GCQUIZ_VAR_DIR=str(tmp_path), **env)
+    return subprocess.run(
+        [sys.executable, "-c", SHOW],
+        cwd=settings.BASE_DIR,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_secret_key_is_required_when_debug_is_off(tmp_path):
+    result = run_settings(tmp_path, DEBUG="0")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_embedded_defaults_need_no_server(tmp_path):
+    result = run_settings(tmp_path, DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        '["django.db.backends.sqlite3", "filesystem://", '
+        '"django.core.cache.backends.filebased.FileBasedCache"]'
+    )
+    assert (tmp_path / "dev-secret-key").exists()
+
+
+def test_production_services_come_from_the_environment(tmp_path):
+    result = run_settings(
+        tmp_path,
+        SECRET_KEY="x" * 50,
+        DATABASE_URL="postgres://u@db:5432/gcquiz",
+        REDIS_URL="redis://cache:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        '["django.db.backends.postgresql", "redis://cache:6379/0", '
+        '"django.core.cache.backends.redis.RedisCache"]'
+    )
+
+
+def test_malformed_boolean_is_a_clear_error(tmp_path):
+    result = run_settings(tmp_path, DEBUG="maybe", SECRET_KEY="x" * 50)
+    assert result.returncode != 0
+    assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_the_test_suite_runs_on_postgresql_and_redis():
+    # `make test` and CI point the suite at the real servers; never silently at SQLite.
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert settings.CELERY_BROKER_URL.startswith("redis://")
