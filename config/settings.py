@@ -195,10 +195,12 @@ USE_TZ = True
 
 # --- Static files ---------------------------------------------------------------
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # Production images run collectstatic and set STATIC_MANIFEST=1 for hashed, far-future
 # cached names; the local run and the tests serve straight from the app folders.
 STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=False)
+STATIC_ROOT = (
+    Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles")) if STATIC_MANIFEST else None
+)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
