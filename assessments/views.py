@@ -14,6 +14,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from lti.models import ResourceLink
 from lti.selectors import placement_for_member
 
 from . import selectors, services
@@ -50,6 +51,13 @@ def launch_required(view: Any) -> Any:
     return wrapper
 
 
+def _member_placement(request: HttpRequest, placement_id: int) -> ResourceLink:
+    found = placement_for_member(user=request.user, placement_id=placement_id)
+    if found is None:
+        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
+    return found
+
+
 def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
     return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
 
@@ -62,11 +70,10 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found = placement_for_member(user=request.user, placement_id=placement_id)
-    if found is None:
-        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
     overview = selectors.placement_overview(
-        user=request.user, placement=found, language=get_language()
+        user=request.user,
+        placement=_member_placement(request, placement_id),
+        language=get_language(),
     )
     return render(request, "assessments/placement.html", {"overview": overview})
 
@@ -74,9 +81,7 @@ def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
 @require_POST
 @launch_required
 def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found = placement_for_member(user=request.user, placement_id=placement_id)
-    if found is None:
-        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
+    found = _member_placement(request, placement_id)
     try:
         attempt = services.start_or_resume_attempt(
             user=request.user, placement=found, language=get_language()
