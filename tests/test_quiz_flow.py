@@ -174,3 +174,19 @@ def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client, quiz):
     html = response.content.decode()
     assert "Gradient checkpointing quiz" in html and "Preview" in html
     assert "Start the quiz" in html
+
+
+def test_a_placement_in_another_course_is_refused(learner_client, quiz):
+    from lti.models import Context, ResourceLink
+
+    other_course = Context.objects.create(context_id="other-course", title="Other course")
+    elsewhere = ResourceLink.objects.create(
+        context=other_course, resource_link_id="rl-2", title="Quiz", quiz=quiz
+    )
+    for response in (
+        learner_client.get(reverse("assessments:placement", args=[elsewhere.pk])),
+        learner_client.post(reverse("assessments:start", args=[elsewhere.pk])),
+    ):
+        assert response.status_code == 403
+        assert "not enrolled in the course" in response.content.decode()
+    assert not Attempt.objects.filter(placement=elsewhere).exists()
