@@ -10,7 +10,28 @@ from django.db.models import QuerySet
 
 from lti.models import ResourceLink
 
-from .models import Attempt, AttemptState, Grade, Question, QuizVersion
+from .models import Attempt, AttemptState, Grade, GradingMethod, Question, QuizVersion
+
+
+@dataclass(frozen=True)
+class AttemptPolicy:
+    max_attempts: int
+    grading_method: str
+
+    @property
+    def grading_method_label(self) -> str:
+        return str(GradingMethod(self.grading_method).label)
+
+
+def attempt_policy(placement: ResourceLink) -> AttemptPolicy:
+    """The placement's own settings where it has them, else the quiz's defaults."""
+    quiz = placement.quiz
+    return AttemptPolicy(
+        max_attempts=quiz.max_attempts
+        if placement.max_attempts is None
+        else placement.max_attempts,
+        grading_method=placement.grading_method or quiz.grading_method,
+    )
 
 
 def localized(texts: dict[str, str], language: str, fallback: str = "en") -> str:
@@ -115,15 +136,14 @@ class PlacementOverview:
     finished_attempts: list[Attempt]
     in_progress: Attempt | None
     grade: Grade | None
-    max_attempts: int
-    grading_method_label: str
+    policy: AttemptPolicy
 
     @property
     def attempts_left(self) -> int | None:
-        if not self.max_attempts:
+        if not self.policy.max_attempts:
             return None
         made = len(self.finished_attempts) + (1 if self.in_progress else 0)
-        return max(self.max_attempts - made, 0)
+        return max(self.policy.max_attempts - made, 0)
 
     @property
     def can_start(self) -> bool:
@@ -150,6 +170,33 @@ def placement_overview(
         finished_attempts=[a for a in attempts if a.state == AttemptState.FINISHED],
         in_progress=next((a for a in attempts if a.state == AttemptState.IN_PROGRESS), None),
         grade=Grade.objects.filter(user=user, placement=placement).first(),
-        max_attempts=quiz.max_attempts,
-        grading_method_label=quiz.get_grading_method_display(),
+        policy=attempt_policy(placement),
     )
+
+
+@dataclass(frozen=True)
+class GradeRow:
+    name: str
+    score_given: Decimal
+    score_maximum: Decimal
+    attempt_count: int
+    updated_at: object
+
+
+def placement_grades(placement: ResourceLink) -> list[GradeRow]:
+    """Every student's current grade on the placement, one query."""
+    grades = Grade.objects.filter(placement=placement).select_related("user", "user__lti_user")
+    rows = []
+    for grade in grades.order_by("user__last_name", "user__first_name", "user__username"):
+        lti_user = getattr(grade.user, "lti_user", None)
+        name = (lti_user.name if lti_user else "") or grade.user.get_full_name()
+        rows.append(
+            GradeRow(
+                name=name or grade.user.get_username(),
+                score_given=grade.score_given,
+                score_maximum=grade.score_maximum,
+                attempt_count=grade.attempt_count,
+                updated_at=grade.updated_at,
+            )
+        )
+    return rows

@@ -27,6 +27,7 @@ from .models import (
     QuizVersion,
     Response,
 )
+from .selectors import attempt_policy
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def start_or_resume_attempt(
     """The student's attempt in progress on this placement, or a new one if the policy
     allows another."""
     quiz = placement.quiz
+    policy = attempt_policy(placement)
     with transaction.atomic():
         in_progress = Attempt.objects.filter(
             user=user, placement=placement, state=AttemptState.IN_PROGRESS
@@ -105,10 +107,10 @@ def start_or_resume_attempt(
         if in_progress is not None:
             return in_progress
         made = Attempt.objects.filter(user=user, placement=placement).count()
-        if quiz.max_attempts and made >= quiz.max_attempts:
+        if policy.max_attempts and made >= policy.max_attempts:
             raise AttemptLimitReached(
                 _("You have used all %(count)s attempts allowed on this quiz.")
-                % {"count": quiz.max_attempts}
+                % {"count": policy.max_attempts}
             )
         version = quiz.current_version
         try:
@@ -200,6 +202,7 @@ def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
     """Recompute the student's grade on the placement from their finished attempts."""
     quiz = placement.quiz
+    method = attempt_policy(placement).grading_method
     finished = list(
         Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
         .order_by("number")
@@ -209,16 +212,14 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
         return None
     fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
     score_maximum = Decimal(quiz.current_version.questions.count())
-    score_given = (_grade_fraction(quiz.grading_method, fractions) * score_maximum).quantize(
-        Decimal("0.001")
-    )
+    score_given = (_grade_fraction(method, fractions) * score_maximum).quantize(Decimal("0.001"))
     grade, _ = Grade.objects.update_or_create(
         user=user,
         placement=placement,
         defaults={
             "score_given": score_given,
             "score_maximum": score_maximum,
-            "grading_method": quiz.grading_method,
+            "grading_method": method,
             "attempt_count": len(finished),
             "updated_at": timezone.now(),
         },

@@ -12,10 +12,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lti.models import ResourceLink
-from lti.selectors import placement_for_member
+from lti.access import placement_in_launch
+from lti.dynamic_registration import tool_urls
+from lti.forms import PlacementSettingsForm
+from lti.models import ResourceLink, Role
+from lti.services import update_placement
+from lti.views import tool_base_url
 
 from . import selectors, services
 from .errors import AssessmentError
@@ -51,10 +55,17 @@ def launch_required(view: Any) -> Any:
     return wrapper
 
 
-def _member_placement(request: HttpRequest, placement_id: int) -> ResourceLink:
-    found = placement_for_member(user=request.user, placement_id=placement_id)
+def _member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
+    """The placement with the session's role in its course; refused unless this session
+    was launched into that course."""
+    found = placement_in_launch(request, placement_id)
     if found is None:
-        raise PermissionDenied(_("You are not enrolled in the course of this activity."))
+        raise PermissionDenied(
+            _(
+                "You are not enrolled in the course of this activity, or you did not open it "
+                "from that course. Open it from your course in the LMS."
+            )
+        )
     return found
 
 
@@ -64,24 +75,66 @@ def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"demo_mode": settings.DEMO_MODE})
+    return render(
+        request,
+        "home.html",
+        {"demo_mode": settings.DEMO_MODE, "tool_urls": tool_urls(tool_base_url(request))},
+    )
 
 
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found, role = _member_placement(request, placement_id)
     overview = selectors.placement_overview(
-        user=request.user,
-        placement=_member_placement(request, placement_id),
-        language=get_language(),
+        user=request.user, placement=found, language=get_language()
     )
-    return render(request, "assessments/placement.html", {"overview": overview})
+    return render(
+        request,
+        "assessments/placement.html",
+        {"overview": overview, "is_staff": role == Role.STAFF},
+    )
+
+
+def _render_manage(
+    request: HttpRequest, placement: ResourceLink, form: PlacementSettingsForm, status: int = 200
+) -> HttpResponse:
+    context = {
+        "form": form,
+        "placement": placement,
+        "grades": selectors.placement_grades(placement),
+    }
+    return render(request, "assessments/manage.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@launch_required
+def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """The instructor's view of a placement: its settings (re-point it at another activity,
+    attempts, grading method) and the class's grades so far."""
+    found, role = _member_placement(request, placement_id)
+    if role != Role.STAFF:
+        raise PermissionDenied(_("Only the course's instructors can manage this activity."))
+    if request.method == "GET":
+        policy = selectors.attempt_policy(found)
+        initial = {
+            "quiz": found.quiz,
+            "title": found.title,
+            "max_attempts": policy.max_attempts,
+            "grading_method": policy.grading_method,
+        }
+        return _render_manage(request, found, PlacementSettingsForm(initial=initial))
+    form = PlacementSettingsForm(request.POST)
+    if not form.is_valid():
+        return _render_manage(request, found, form, status=400)
+    update_placement(found, **form.cleaned_data)
+    return redirect("assessments:manage", placement_id=found.pk)
 
 
 @require_POST
 @launch_required
 def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found = _member_placement(request, placement_id)
+    found, _role = _member_placement(request, placement_id)
     try:
         attempt = services.start_or_resume_attempt(
             user=request.user, placement=found, language=get_language()

@@ -80,7 +80,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Framing: CSP frame-ancestors allows the registered platforms (LTI iframes) and no one else.
+    "lti.middleware.FrameAncestorsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -217,15 +218,35 @@ SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY") else None
 )
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Inside the LMS iframe our cookies are third-party: they need SameSite=None, which
+# browsers accept only with Secure (HTTPS). Over plain HTTP (local run) they stay Lax and
+# embedded launches need the new-window container or platform storage.
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = LANGUAGE_COOKIE_SAMESITE = (
+    "None" if SESSION_COOKIE_SECURE else "Lax"
+)
 SECURE_CONTENT_TYPE_NOSNIFF = True
-X_FRAME_OPTIONS = "DENY"
 
 # --- Django REST framework --------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- LTI 1.3 ----------------------------------------------------------------------
+# The tool's public base URL (https://quiz.example.edu/); empty: taken from each request.
+LTI_TOOL_URL = os.environ.get("LTI_TOOL_URL", "")
+LTI_CLOCK_SKEW_SECONDS = int(os.environ.get("LTI_CLOCK_SKEW_SECONDS", "30"))
+LTI_STATE_TTL_SECONDS = int(os.environ.get("LTI_STATE_TTL_SECONDS", "600"))
+LTI_HTTP_CONNECT_TIMEOUT = float(os.environ.get("LTI_HTTP_CONNECT_TIMEOUT", "3.05"))
+LTI_HTTP_READ_TIMEOUT = float(os.environ.get("LTI_HTTP_READ_TIMEOUT", "10"))
+LTI_PLATFORM_KEYSET_CACHE_SECONDS = int(os.environ.get("LTI_PLATFORM_KEYSET_CACHE_SECONDS", "3600"))
+LTI_PLATFORM_KEYSET_REFETCH_SECONDS = int(
+    os.environ.get("LTI_PLATFORM_KEYSET_REFETCH_SECONDS", "60")
+)
+# Origins allowed to frame the tool besides the registered platforms' own (e.g. a Canvas
+# institution's domain, whose issuer is canvas.instructure.com).
+LTI_FRAME_ANCESTORS = env_list("LTI_FRAME_ANCESTORS")
 
 # --- The product ------------------------------------------------------------------
 # The preview entry on the home page (a demo course without an LMS). On by default so

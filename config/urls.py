@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from assessments import views as assessment_views
+from lti import views as lti_views
 
 from .health import healthz
 
@@ -13,4 +14,5 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path(".well-known/jwks.json", lti_views.jwks, name="well-known-jwks"),
 ]

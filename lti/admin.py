@@ -1,17 +1,68 @@
 from django.contrib import admin
 
-from .models import Context, Membership, ResourceLink
+from .models import Context, Deployment, LtiUser, Membership, Registration, ResourceLink, ToolKey
+
+
+class DeploymentInline(admin.TabularInline):
+    model = Deployment
+    extra = 1
+    fields = ["deployment_id", "title", "is_active"]
+
+
+@admin.register(Registration)
+class RegistrationAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "issuer", "client_id", "is_active", "updated_at"]
+    list_filter = ["is_active", "product_family_code"]
+    search_fields = ["issuer", "client_id", "title"]
+    inlines = [DeploymentInline]
+
+
+@admin.register(Deployment)
+class DeploymentAdmin(admin.ModelAdmin):
+    list_display = ["deployment_id", "registration", "is_active", "created_at"]
+    list_filter = ["is_active"]
+    list_select_related = ["registration"]
+
+
+@admin.register(ToolKey)
+class ToolKeyAdmin(admin.ModelAdmin):
+    """Keys are rotated with `manage.py rotate_tool_keys`; the private key is never shown."""
+
+    list_display = ["kid", "state", "created_at", "state_changed_at"]
+    fields = ["kid", "state", "public_jwk", "created_at", "state_changed_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LtiUser)
+class LtiUserAdmin(admin.ModelAdmin):
+    list_display = ["name", "email", "sub", "registration", "updated_at"]
+    search_fields = ["name", "email", "sub"]
+    list_select_related = ["registration"]
 
 
 @admin.register(Context)
 class ContextAdmin(admin.ModelAdmin):
-    list_display = ["title", "context_id", "is_demo", "created_at"]
+    list_display = ["title", "context_id", "deployment", "is_demo", "created_at"]
     search_fields = ["title", "context_id"]
+    list_select_related = ["deployment"]
 
 
 @admin.register(ResourceLink)
 class ResourceLinkAdmin(admin.ModelAdmin):
-    list_display = ["title", "resource_link_id", "context", "quiz"]
+    list_display = [
+        "title",
+        "resource_link_id",
+        "context",
+        "quiz",
+        "max_attempts",
+        "grading_method",
+    ]
     list_select_related = ["context", "quiz"]
 
 

@@ -1,35 +1,160 @@
-"""Writes of the LTI side. For now: the demo course that stands in for an LMS launch
-in the local run (``DEMO_MODE``), so a newcomer can take the quiz without an LMS."""
+"""Writes of the LTI side: provisioning from launches, placements, the demo course."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from assessments.models import Quiz
+from assessments.models import GradingMethod, Quiz
 
-from .models import Context, Membership, ResourceLink, Role
+from . import claims as c
+from .launch import LaunchMessage
+from .models import Context, LtiUser, Membership, ResourceLink, Role
+from .roles import course_role
 
 DEMO_CONTEXT_ID = "demo-course"
 DEMO_RESOURCE_LINK_ID = "demo-gradient-checkpointing-quiz"
-DEMO_QUIZ_SLUG = "gradient-checkpointing"
+DEFAULT_QUIZ_SLUG = "gradient-checkpointing"
+# Placed by deep linking in the content item's custom parameters; come back in launches.
+CUSTOM_ACTIVITY = "activity"
+CUSTOM_MAX_ATTEMPTS = "max_attempts"
+CUSTOM_GRADING_METHOD = "grading_method"
+NO_CONTEXT_ID = "_deployment_"
 
 
 class DemoUnavailable(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class LaunchResult:
+    user: AbstractBaseUser
+    membership: Membership
+    placement: ResourceLink | None
+
+
+def _default_quiz() -> Quiz:
+    quiz = Quiz.objects.filter(slug=DEFAULT_QUIZ_SLUG, current_version__isnull=False).first()
+    if quiz is None:
+        raise DemoUnavailable("The quiz is not loaded yet. Run `python manage.py load_quiz`.")
+    return quiz
+
+
+def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
+    claims = message.claims
+    lti_user = (
+        LtiUser.objects.select_related("user")
+        .filter(registration=message.registration, sub=message.sub)
+        .first()
+    )
+    if lti_user is None:
+        digest = hashlib.sha256(f"{message.registration.pk}:{message.sub}".encode()).hexdigest()
+        user = get_user_model().objects.create_user(username=f"lti-{digest[:24]}")
+        user.set_unusable_password()
+        lti_user = LtiUser(registration=message.registration, sub=message.sub, user=user)
+    user = lti_user.user
+    # Personal data only when the platform sends it; an absent claim changes nothing.
+    name = claims.get("name") or " ".join(
+        part for part in (claims.get("given_name"), claims.get("family_name")) if part
+    )
+    if name:
+        lti_user.name = name[:255]
+        user.first_name = str(claims.get("given_name") or name)[:150]
+        user.last_name = str(claims.get("family_name") or "")[:150]
+    if claims.get("email"):
+        lti_user.email = user.email = str(claims["email"])[:254]
+    lti_user.locale = message.locale[:35]
+    user.save()
+    lti_user.user = user
+    lti_user.save()
+    return user
+
+
+def _context(message: LaunchMessage) -> Context:
+    claim = message.claim(c.CONTEXT)
+    context, _ = Context.objects.get_or_create(
+        deployment=message.deployment, context_id=str(claim.get("id") or NO_CONTEXT_ID)
+    )
+    title, label = str(claim.get("title") or ""), str(claim.get("label") or "")
+    if (title and title != context.title) or (label and label != context.label):
+        context.title, context.label = title or context.title, label or context.label
+        context.save(update_fields=["title", "label"])
+    return context
+
+
+def placement_settings_from_custom(custom: dict) -> dict:
+    """Quiz and attempt policy from the custom parameters deep linking placed."""
+    found: dict = {}
+    activity = str(custom.get(CUSTOM_ACTIVITY) or "")
+    if activity.startswith("quiz:"):
+        quiz = Quiz.objects.filter(slug=activity[5:], current_version__isnull=False).first()
+        if quiz is not None:
+            found["quiz"] = quiz
+    if str(custom.get(CUSTOM_MAX_ATTEMPTS, "")).isdigit():
+        found["max_attempts"] = int(custom[CUSTOM_MAX_ATTEMPTS])
+    if custom.get(CUSTOM_GRADING_METHOD) in GradingMethod.values:
+        found["grading_method"] = custom[CUSTOM_GRADING_METHOD]
+    return found
+
+
+def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
+    link = message.claim(c.RESOURCE_LINK)
+    lineitem_url = str(message.claim(c.AGS_ENDPOINT).get("lineitem") or "")
+    placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
+    if placement is None:
+        settings_ = placement_settings_from_custom(message.claim(c.CUSTOM))
+        settings_.setdefault("quiz", _default_quiz())
+        placement = ResourceLink.objects.create(
+            context=context,
+            resource_link_id=str(link["id"]),
+            title=str(link.get("title") or "")[:255],
+            lineitem_url=lineitem_url,
+            **settings_,
+        )
+    elif lineitem_url and lineitem_url != placement.lineitem_url:
+        placement.lineitem_url = lineitem_url
+        placement.save(update_fields=["lineitem_url"])
+    return placement
+
+
+@transaction.atomic
+def record_launch(message: LaunchMessage) -> LaunchResult:
+    """Provision the user, course, membership and (for resource links) the placement."""
+    user = _provision_user(message)
+    context = _context(message)
+    membership, _ = Membership.objects.update_or_create(
+        context=context,
+        user=user,
+        defaults={"role": course_role(message.roles), "roles": message.roles},
+    )
+    placement = None if message.is_deep_linking else _placement(message, context)
+    return LaunchResult(user=user, membership=membership, placement=placement)
+
+
+@transaction.atomic
+def update_placement(
+    placement: ResourceLink, *, quiz: Quiz, title: str, max_attempts: int, grading_method: str
+) -> ResourceLink:
+    """An instructor re-points the placement or changes its attempt policy. Attempts already
+    made keep their quiz version; grades are recomputed with the new method as students finish."""
+    placement.quiz = quiz
+    placement.title = title
+    placement.max_attempts = max_attempts
+    placement.grading_method = grading_method
+    placement.save(update_fields=["quiz", "title", "max_attempts", "grading_method"])
+    return placement
+
+
 @transaction.atomic
 def ensure_demo_placement() -> ResourceLink:
-    quiz = Quiz.objects.filter(slug=DEMO_QUIZ_SLUG, current_version__isnull=False).first()
-    if quiz is None:
-        raise DemoUnavailable(
-            "The demo quiz is not loaded yet. Run `python manage.py load_quiz` first."
-        )
+    quiz = _default_quiz()
     context, _ = Context.objects.get_or_create(
+        deployment=None,
         context_id=DEMO_CONTEXT_ID,
         defaults={"title": "Demo course", "label": "DEMO", "is_demo": True},
     )
@@ -42,13 +167,17 @@ def ensure_demo_placement() -> ResourceLink:
 
 
 @transaction.atomic
-def enrol_demo_learner() -> tuple[AbstractBaseUser, ResourceLink]:
-    """A fresh demo student enrolled as a learner in the demo course."""
+def enrol_demo_member(role: Role = Role.LEARNER) -> Membership:
+    """A fresh demo user enrolled in the demo course (as a student or an instructor)."""
     placement = ensure_demo_placement()
     user = get_user_model().objects.create_user(
-        username=f"demo-{secrets.token_hex(6)}", first_name="Demo", last_name="Student"
+        username=f"demo-{secrets.token_hex(6)}",
+        first_name="Demo",
+        last_name="Instructor" if role == Role.STAFF else "Student",
     )
-    Membership.objects.create(
-        context=placement.context, user=user, role=Role.LEARNER, roles=["Learner"]
+    return Membership.objects.create(
+        context=placement.context,
+        user=user,
+        role=role,
+        roles=["Instructor" if role == Role.STAFF else "Learner"],
     )
-    return user, placement

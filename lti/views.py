@@ -1,20 +1,276 @@
-from django.conf import settings
-from django.contrib.auth import login
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+"""LTI endpoints: OIDC login, launch, JWKS, deep linking, dynamic registration, demo.
 
-from .services import DemoUnavailable, enrol_demo_learner
+Thin: each view reads the request, calls the LTI modules, and answers with a redirect,
+a page, or a refusal page that says in plain words what was wrong (4xx, logged)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth import login as auth_login
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import cache_control
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from . import claims as c
+from . import oidc
+from .access import grant_launch
+from .deep_linking import quiz_content_item, response_jwt
+from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
+from .errors import LaunchError
+from .forms import PlacementSettingsForm
+from .keys import published_jwks
+from .launch import validate_launch
+from .models import Registration, Role
+from .roles import course_role
+from .services import DemoUnavailable, enrol_demo_member, record_launch
+
+logger = logging.getLogger(__name__)
+
+DEEP_LINK_SESSION_KEY = "lti_deep_links"
+AUTH_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def tool_base_url(request: HttpRequest) -> str:
+    return settings.LTI_TOOL_URL or request.build_absolute_uri("/")
+
+
+def refuse(request: HttpRequest, error: LaunchError | str, status: int = 400) -> HttpResponse:
+    message = error.message if isinstance(error, LaunchError) else error
+    status = error.status if isinstance(error, LaunchError) else status
+    logger.warning("lti refused path=%s status=%s reason=%s", request.path, status, message)
+    return render(request, "lti/refused.html", {"message": message}, status=status)
+
+
+def _cookie_options() -> dict:
+    secure = settings.SESSION_COOKIE_SECURE
+    return {"secure": secure, "httponly": True, "samesite": "None" if secure else "Lax"}
+
+
+def language_for_locale(locale: str) -> str | None:
+    code = locale.replace("_", "-").split("-")[0].lower()
+    return code if code in dict(settings.LANGUAGES) else None
+
+
+@csrf_exempt
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def login(request: HttpRequest) -> HttpResponse:
+    params = request.POST if request.method == "POST" else request.GET
+    base = tool_base_url(request)
+    try:
+        started = oidc.initiate_login(
+            params, tool_base_url=base, launch_url=tool_urls(base)["launch"]
+        )
+    except LaunchError as error:
+        return refuse(request, error)
+    if started.login.storage_target:
+        response = render(
+            request,
+            "lti/platform_storage_login.html",
+            {
+                "auth_url": started.auth_url,
+                "storage": {
+                    "target": started.login.storage_target,
+                    "origin": started.auth_origin,
+                    "key": f"state_{started.login.state}",
+                    "value": started.login.storage_secret,
+                },
+            },
+        )
+    else:
+        response = HttpResponseRedirect(started.auth_url)
+    response.set_cookie(
+        oidc.STATE_COOKIE_PREFIX + started.login.state,
+        started.login.state,
+        max_age=settings.LTI_STATE_TTL_SECONDS,
+        path="/lti/",
+        **_cookie_options(),
+    )
+    return response
+
+
+@csrf_exempt
+@xframe_options_exempt
+@require_POST
+def launch(request: HttpRequest) -> HttpResponse:
+    state = request.POST.get("state", "")
+    cookie = request.COOKIES.get(oidc.STATE_COOKIE_PREFIX + state)
+    storage_value = request.POST.get("lti_storage_value")
+    base = tool_base_url(request)
+    try:
+        if cookie is None and storage_value is None:
+            pending = oidc.peek_state(state)
+            if pending is not None and pending.storage_target:
+                return _platform_storage_check(request, pending)
+        login_state = oidc.consume_state(state, cookie_value=cookie, storage_value=storage_value)
+        message = validate_launch(
+            id_token=request.POST.get("id_token", ""), login=login_state, tool_base_url=base
+        )
+        if message.is_deep_linking and course_role(message.roles) != Role.STAFF:
+            raise LaunchError(_("Only instructors can add activities to a course."), status=403)
+        result = record_launch(message)
+    except LaunchError as error:
+        return refuse(request, error)
+    except DemoUnavailable as error:
+        return refuse(request, str(error), status=503)
+
+    auth_login(request, result.user, backend=AUTH_BACKEND)
+    grant_launch(request, result.membership)
+    language = language_for_locale(message.locale)
+    if message.is_deep_linking:
+        token = secrets.token_urlsafe(16)
+        links = dict(request.session.get(DEEP_LINK_SESSION_KEY, {}))
+        settings_claim = message.claim(c.DL_SETTINGS)
+        links[token] = {
+            "registration_id": message.registration.pk,
+            "deployment_id": message.deployment.deployment_id,
+            "return_url": settings_claim["deep_link_return_url"],
+            "data": settings_claim.get("data"),
+        }
+        request.session[DEEP_LINK_SESSION_KEY] = links
+        response = redirect("lti:deep-link", token=token)
+    elif result.membership.role == Role.STAFF:
+        response = redirect("assessments:manage", placement_id=result.placement.pk)
+    else:
+        response = redirect("assessments:placement", placement_id=result.placement.pk)
+    if language:
+        translation.activate(language)
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            language,
+            max_age=365 * 24 * 3600,
+            secure=settings.LANGUAGE_COOKIE_SECURE,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
+    response.delete_cookie(oidc.STATE_COOKIE_PREFIX + state, path="/lti/")
+    return response
+
+
+def _platform_storage_check(request: HttpRequest, pending: oidc.LoginState) -> HttpResponse:
+    registration = Registration.objects.get(pk=pending.registration_id)
+    auth = urlsplit(registration.auth_login_url)
+    return render(
+        request,
+        "lti/platform_storage_launch.html",
+        {
+            "id_token": request.POST.get("id_token", ""),
+            "state": pending.state,
+            "storage": {
+                "target": pending.storage_target,
+                "origin": f"{auth.scheme}://{auth.netloc}",
+                "key": f"state_{pending.state}",
+            },
+        },
+    )
+
+
+@require_GET
+@cache_control(max_age=300, public=True)
+def jwks(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(published_jwks())
+
+
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def deep_link(request: HttpRequest, token: str) -> HttpResponse:
+    pending = request.session.get(DEEP_LINK_SESSION_KEY, {}).get(token)
+    if pending is None:
+        return refuse(
+            request,
+            _(
+                "This content selection has expired. Open the tool again from your course's "
+                "activity picker."
+            ),
+            status=404,
+        )
+    form = PlacementSettingsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        registration = Registration.objects.get(pk=pending["registration_id"])
+        item = quiz_content_item(
+            quiz=form.cleaned_data["quiz"],
+            title=form.cleaned_data["title"],
+            launch_url=tool_urls(tool_base_url(request))["launch"],
+            max_attempts=form.cleaned_data["max_attempts"],
+            grading_method=form.cleaned_data["grading_method"],
+        )
+        signed = response_jwt(
+            registration=registration,
+            deployment_id=pending["deployment_id"],
+            content_items=[item],
+            data=pending.get("data"),
+        )
+        links = dict(request.session[DEEP_LINK_SESSION_KEY])
+        links.pop(token, None)
+        request.session[DEEP_LINK_SESSION_KEY] = links
+        return render(
+            request,
+            "lti/deep_link_return.html",
+            {"return_url": pending["return_url"], "jwt": signed},
+        )
+    if not form.is_bound:
+        form.initial["title"] = _("Gradient checkpointing quiz")
+    return render(
+        request,
+        "lti/deep_link.html",
+        {"form": form},
+        status=400 if form.is_bound else 200,
+    )
+
+
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def register(request: HttpRequest) -> HttpResponse:
+    """LTI Dynamic Registration: the platform opens this page with openid_configuration and
+    registration_token; the administrator confirms; we register and close the dialog."""
+    params = request.POST if request.method == "POST" else request.GET
+    configuration_url = params.get("openid_configuration", "")
+    if not configuration_url:
+        return refuse(
+            request,
+            _(
+                "This page is opened by your LMS during tool registration "
+                "(the openid_configuration parameter is missing)."
+            ),
+        )
+    context = {
+        "openid_configuration": configuration_url,
+        "registration_token": params.get("registration_token", ""),
+    }
+    if request.method == "GET":
+        return render(request, "lti/register.html", context)
+    try:
+        registration = register_with_platform(
+            openid_configuration_url=configuration_url,
+            registration_token=context["registration_token"],
+            tool_base_url=tool_base_url(request),
+        )
+    except RegistrationError as error:
+        return refuse(request, str(error), status=400)
+    return render(request, "lti/registered.html", {"registration": registration})
 
 
 @require_POST
 def demo_launch(request: HttpRequest) -> HttpResponse:
-    """Stands in for an LMS launch in the demo course: a new demo student, signed in."""
+    """Stands in for an LMS launch into the demo course: a new demo user, signed in."""
     if not settings.DEMO_MODE:
         raise Http404("The demo is turned off on this server.")
+    role = Role.STAFF if request.POST.get("role") == Role.STAFF else Role.LEARNER
     try:
-        user, placement = enrol_demo_learner()
+        membership = enrol_demo_member(role)
     except DemoUnavailable as error:
-        return render(request, "error.html", {"message": str(error)}, status=503)
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    return redirect("assessments:placement", placement_id=placement.pk)
+        return refuse(request, str(error), status=503)
+    auth_login(request, membership.user, backend=AUTH_BACKEND)
+    grant_launch(request, membership)
+    placement = membership.context.resource_links.get()
+    name = "assessments:manage" if role == Role.STAFF else "assessments:placement"
+    return redirect(reverse(name, args=[placement.pk]))

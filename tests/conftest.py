@@ -6,8 +6,9 @@ from django.test import Client
 from assessments.content import SEED_QUIZ_FILE, read_quiz_file
 from assessments.models import Quiz
 from assessments.services import load_quiz
-from lti.models import ResourceLink
-from lti.services import enrol_demo_learner
+from lti.access import SESSION_KEY
+from lti.models import Membership, ResourceLink, Role
+from lti.services import enrol_demo_member
 
 
 @pytest.fixture(scope="session")
@@ -20,19 +21,31 @@ def quiz(db, seed_content) -> Quiz:
     return load_quiz(seed_content).quiz
 
 
-@pytest.fixture
-def learner(quiz):
-    user, _ = enrol_demo_learner()
-    return user
-
-
-@pytest.fixture
-def placement(learner) -> ResourceLink:
-    return ResourceLink.objects.get(context__memberships__user=learner)
-
-
-@pytest.fixture
-def learner_client(learner) -> Client:
+def launched_client(membership: Membership) -> Client:
+    """A browser session as a launch into the membership's course leaves it."""
     client = Client()
-    client.force_login(learner)
+    client.force_login(membership.user)
+    session = client.session
+    session[SESSION_KEY] = {str(membership.context_id): membership.role}
+    session.save()
     return client
+
+
+@pytest.fixture
+def learner_membership(quiz) -> Membership:
+    return enrol_demo_member(Role.LEARNER)
+
+
+@pytest.fixture
+def learner(learner_membership):
+    return learner_membership.user
+
+
+@pytest.fixture
+def placement(learner_membership) -> ResourceLink:
+    return learner_membership.context.resource_links.get()
+
+
+@pytest.fixture
+def learner_client(learner_membership) -> Client:
+    return launched_client(learner_membership)

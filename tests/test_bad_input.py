@@ -7,7 +7,9 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Attempt, Grade, Option, Question, Response
-from lti.services import enrol_demo_learner
+from lti.services import enrol_demo_member
+
+from .conftest import launched_client
 
 from .quiz_helpers import current_form, start
 
@@ -102,9 +104,7 @@ def test_answer_ahead_of_the_current_question(learner_client, attempt_with_one_a
 
 
 def test_another_users_attempt_id(attempt_with_one_answer):
-    intruder, _ = enrol_demo_learner()
-    client = Client()
-    client.force_login(intruder)
+    client = launched_client(enrol_demo_member())
     question, option_ids = current_form_of(attempt_with_one_answer)
     before = snapshot()
     for response in (

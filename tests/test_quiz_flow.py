@@ -10,6 +10,7 @@ from django.utils.html import escape
 
 from assessments.models import Attempt, AttemptState, Grade, GradingMethod, Response
 
+from .conftest import launched_client
 from .quiz_helpers import answer_all, current_form, start
 
 pytestmark = pytest.mark.django_db
@@ -69,11 +70,10 @@ def test_options_are_shuffled_per_attempt_and_stable_within_it(learner_client, p
     assert shown != authored
 
 
-def test_leaving_and_coming_back_resumes_the_same_attempt_at_the_same_place(learner, placement):
-    from django.test import Client
-
-    first_visit = Client()
-    first_visit.force_login(learner)
+def test_leaving_and_coming_back_resumes_the_same_attempt_at_the_same_place(
+    learner, learner_membership, placement
+):
+    first_visit = launched_client(learner_membership)
     attempt = start(first_visit, placement.pk)
     for _ in range(3):
         question, option_ids = current_form(first_visit, attempt)
@@ -83,8 +83,7 @@ def test_leaving_and_coming_back_resumes_the_same_attempt_at_the_same_place(lear
         )
     where_we_left, order_we_saw = current_form(first_visit, attempt)
 
-    later_visit = Client()  # a new browser session, e.g. the next day from the LMS
-    later_visit.force_login(learner)
+    later_visit = launched_client(learner_membership)  # a new browser session, the next day
     overview = later_visit.get(reverse("assessments:placement", args=[placement.pk]))
     assert "Resume attempt 1" in overview.content.decode()
     resumed = start(later_visit, placement.pk)

@@ -1,0 +1,66 @@
+"""Deep Linking 2.0: the signed LtiDeepLinkingResponse that places an activity in a course."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import jwt
+
+from assessments.models import Quiz
+
+from . import claims as c
+from .keys import signing_key
+from .models import Registration
+from .services import CUSTOM_ACTIVITY, CUSTOM_GRADING_METHOD, CUSTOM_MAX_ATTEMPTS
+
+RESPONSE_LIFETIME_SECONDS = 600
+
+
+def quiz_content_item(
+    *, quiz: Quiz, title: str, launch_url: str, max_attempts: int, grading_method: str
+) -> dict[str, Any]:
+    """An ltiResourceLink with a line item, so the LMS creates a graded activity; the
+    custom parameters come back in every launch of the link and configure the placement."""
+    return {
+        "type": "ltiResourceLink",
+        "title": title,
+        "url": launch_url,
+        "custom": {
+            CUSTOM_ACTIVITY: f"quiz:{quiz.slug}",
+            CUSTOM_MAX_ATTEMPTS: str(max_attempts),
+            CUSTOM_GRADING_METHOD: grading_method,
+        },
+        "lineItem": {
+            "scoreMaximum": quiz.current_version.questions.count(),
+            "label": title,
+            "resourceId": f"quiz:{quiz.slug}",
+            "tag": "quiz",
+        },
+    }
+
+
+def response_jwt(
+    *,
+    registration: Registration,
+    deployment_id: str,
+    content_items: list[dict[str, Any]],
+    data: str | None,
+) -> str:
+    now = int(time.time())
+    payload: dict[str, Any] = {
+        "iss": registration.client_id,
+        "aud": registration.issuer,
+        "iat": now,
+        "exp": now + RESPONSE_LIFETIME_SECONDS,
+        "nonce": secrets.token_urlsafe(16),
+        c.DEPLOYMENT_ID: deployment_id,
+        c.MESSAGE_TYPE: c.DEEP_LINKING_RESPONSE,
+        c.VERSION: c.LTI_VERSION,
+        c.DL_CONTENT_ITEMS: content_items,
+    }
+    if data is not None:
+        payload[c.DL_DATA] = data
+    key = signing_key()
+    return jwt.encode(payload, key.private_key_pem, algorithm="RS256", headers={"kid": key.kid})

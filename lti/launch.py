@@ -1,0 +1,194 @@
+"""Validation of an LTI 1.3 launch (the id_token the platform posts to us).
+
+Every check of LTI core §5.1.3 and the 1EdTech Security Framework §5.1.3, each with a
+plain-words reason: format and algorithm, issuer and client id (aud, azp), signature
+with the platform's key, exp/iat with a small clock skew, the nonce of our login used
+once, version, message type, deployment, required claims, and target_link_uri.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from django.conf import settings
+from django.core.cache import cache
+
+from . import claims as c
+from .errors import LaunchError
+from .models import Deployment, Registration
+from .oidc import LoginState, is_tool_url
+from .platform_keys import platform_key
+
+logger = logging.getLogger(__name__)
+
+ALLOWED_ALGORITHMS = ["RS256"]
+
+
+@dataclass(frozen=True)
+class LaunchMessage:
+    registration: Registration
+    deployment: Deployment
+    claims: dict[str, Any]
+
+    @property
+    def message_type(self) -> str:
+        return self.claims[c.MESSAGE_TYPE]
+
+    @property
+    def is_deep_linking(self) -> bool:
+        return self.message_type == c.DEEP_LINKING_REQUEST
+
+    @property
+    def sub(self) -> str:
+        return self.claims["sub"]
+
+    @property
+    def roles(self) -> list[str]:
+        return list(self.claims.get(c.ROLES) or [])
+
+    def claim(self, name: str) -> dict[str, Any]:
+        value = self.claims.get(name)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def locale(self) -> str:
+        return str(self.claim(c.LAUNCH_PRESENTATION).get("locale") or "")
+
+
+def _audiences(payload: dict[str, Any]) -> list[str]:
+    aud = payload.get("aud")
+    if isinstance(aud, str):
+        return [aud]
+    if isinstance(aud, list) and aud and all(isinstance(item, str) for item in aud):
+        return aud
+    raise LaunchError("The launch has no valid audience (aud).")
+
+
+def _registration(payload: dict[str, Any], login: LoginState) -> Registration:
+    issuer = payload.get("iss")
+    if not isinstance(issuer, str) or not issuer:
+        raise LaunchError("The launch has no issuer (iss).")
+    audiences = _audiences(payload)
+    if len(audiences) > 1:
+        azp = payload.get("azp")
+        if not azp or azp not in audiences:
+            raise LaunchError(
+                "The launch names several audiences but no authorized party (azp) among them."
+            )
+        client_id = azp
+    else:
+        client_id = audiences[0]
+        if payload.get("azp") not in (None, client_id):
+            raise LaunchError("The launch's authorized party (azp) is not its audience.")
+    registration = Registration.objects.filter(
+        issuer=issuer, client_id=client_id, is_active=True
+    ).first()
+    if registration is None:
+        raise LaunchError(
+            "This issuer and client id are not registered with this tool "
+            f"(iss={issuer!r}, client_id={client_id!r})."
+        )
+    if registration.pk != login.registration_id:
+        raise LaunchError("The launch does not come from the platform that started the login.")
+    return registration
+
+
+def _verify_signature(id_token: str, header: dict, registration: Registration) -> dict:
+    key = platform_key(registration.keyset_url, header["kid"])
+    try:
+        return jwt.decode(
+            id_token,
+            key=key,
+            algorithms=ALLOWED_ALGORITHMS,
+            audience=registration.client_id,
+            issuer=registration.issuer,
+            leeway=settings.LTI_CLOCK_SKEW_SECONDS,
+            options={"require": ["exp", "iat", "iss", "aud", "nonce"]},
+        )
+    except jwt.ExpiredSignatureError as error:
+        raise LaunchError("The launch has expired (exp is in the past).") from error
+    except jwt.ImmatureSignatureError as error:
+        raise LaunchError("The launch was issued in the future (iat); check the clocks.") from error
+    except jwt.InvalidSignatureError as error:
+        raise LaunchError("The launch's signature does not verify.") from error
+    except jwt.MissingRequiredClaimError as error:
+        raise LaunchError(f"The launch is missing the {error.claim!r} claim.") from error
+    except jwt.InvalidTokenError as error:
+        raise LaunchError(f"The launch token is invalid: {error}.") from error
+
+
+def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
+    nonce = payload["nonce"]
+    if nonce != login.nonce:
+        raise LaunchError("The launch's nonce is not the one of this login.")
+    used = cache.add(
+        f"lti:nonce:{payload['iss']}:{nonce}", True, settings.LTI_STATE_TTL_SECONDS * 2
+    )
+    if not used:
+        raise LaunchError("This launch was already used (nonce replayed).")
+
+
+def _deployment(payload: dict[str, Any], registration: Registration) -> Deployment:
+    deployment_id = payload.get(c.DEPLOYMENT_ID)
+    if not isinstance(deployment_id, str) or not deployment_id:
+        raise LaunchError("The launch has no deployment_id.")
+    deployment = registration.deployments.filter(deployment_id=deployment_id).first()
+    if deployment is None:
+        raise LaunchError(f"The deployment {deployment_id!r} is not registered with this tool.")
+    if not deployment.is_active:
+        raise LaunchError(f"The deployment {deployment_id!r} has been deactivated.", status=403)
+    return deployment
+
+
+def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: str) -> None:
+    if payload.get(c.VERSION) != c.LTI_VERSION:
+        raise LaunchError(f"The launch's LTI version is not {c.LTI_VERSION}.")
+    message_type = payload.get(c.MESSAGE_TYPE)
+    if message_type not in (c.RESOURCE_LINK_REQUEST, c.DEEP_LINKING_REQUEST):
+        raise LaunchError(
+            "The launch's message type is missing or not one this tool handles "
+            f"({c.RESOURCE_LINK_REQUEST}, {c.DEEP_LINKING_REQUEST})."
+        )
+    sub = payload.get("sub")
+    if not isinstance(sub, str) or not sub:
+        raise LaunchError("The launch does not identify the user (sub).")
+    if not isinstance(payload.get(c.ROLES), list):
+        raise LaunchError("The launch has no roles claim.")
+    if message_type == c.RESOURCE_LINK_REQUEST:
+        link = payload.get(c.RESOURCE_LINK)
+        if not isinstance(link, dict) or not link.get("id"):
+            raise LaunchError("The launch has no resource link id.")
+    else:
+        dl = payload.get(c.DL_SETTINGS)
+        if not isinstance(dl, dict) or not dl.get("deep_link_return_url"):
+            raise LaunchError("The deep-linking request has no deep_link_return_url.")
+    target = payload.get(c.TARGET_LINK_URI)
+    if not isinstance(target, str) or not is_tool_url(target, tool_base_url):
+        raise LaunchError("The launch's target_link_uri does not point at this tool.")
+    if target != login.target_link_uri:
+        raise LaunchError("The launch's target_link_uri differs from the login's.")
+
+
+def validate_launch(*, id_token: str, login: LoginState, tool_base_url: str) -> LaunchMessage:
+    if not id_token:
+        raise LaunchError("The launch has no id_token.")
+    try:
+        header = jwt.get_unverified_header(id_token)
+        unverified = jwt.decode(id_token, options={"verify_signature": False})
+    except jwt.DecodeError as error:
+        raise LaunchError("The id_token is not a signed JWT.") from error
+    if header.get("alg") not in ALLOWED_ALGORITHMS:
+        raise LaunchError(
+            f"The launch is signed with {header.get('alg')!r}; only RS256 is accepted."
+        )
+    if not header.get("kid"):
+        raise LaunchError("The launch's JWT header names no key (kid).")
+    registration = _registration(unverified, login)
+    payload = _verify_signature(id_token, header, registration)
+    _check_nonce(payload, login)
+    _check_message(payload, login, tool_base_url)
+    deployment = _deployment(payload, registration)
+    return LaunchMessage(registration=registration, deployment=deployment, claims=payload)

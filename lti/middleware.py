@@ -1,0 +1,56 @@
+"""Content-Security-Policy frame-ancestors: the registered platforms may frame the tool
+(LTI embeds it in an iframe), nobody else; the admin site is never framed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
+
+from .models import Registration
+
+CACHE_KEY = "lti:frame-ancestors"
+
+
+def _origin(url: str) -> str | None:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+
+
+def frame_ancestors() -> list[str]:
+    origins = cache.get(CACHE_KEY)
+    if origins is None:
+        found = set(settings.LTI_FRAME_ANCESTORS)
+        for issuer, login_url in Registration.objects.filter(is_active=True).values_list(
+            "issuer", "auth_login_url"
+        ):
+            found.update(filter(None, (_origin(issuer), _origin(login_url))))
+        origins = sorted(found)
+        cache.set(CACHE_KEY, origins, 300)
+    return origins
+
+
+@receiver([post_save, post_delete], sender=Registration)
+def _registrations_changed(**kwargs) -> None:
+    cache.delete(CACHE_KEY)
+
+
+class FrameAncestorsMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Content-Security-Policy" in response:
+            return response
+        if request.path.startswith("/admin/"):
+            ancestors = "'none'"
+        else:
+            ancestors = " ".join(["'self'", *frame_ancestors()])
+        response["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+        return response

@@ -1,0 +1,153 @@
+"""OIDC third-party login initiation (LTI core §5.1.1, 1EdTech Security Framework §5.1)
+and the login state that binds the launch to the browser that started it.
+
+The state record lives in the cache (Redis in production) for a few minutes and is used
+once. The browser proves it started the login either with a cookie named after the state
+or, where the platform offers LTI platform storage (``lti_storage_target``), with a secret
+kept in the platform's storage through postMessage.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from urllib.parse import urlencode, urlsplit
+
+from django.conf import settings
+from django.core.cache import cache
+
+from .errors import LaunchError
+from .models import Registration
+
+STATE_COOKIE_PREFIX = "lti_state_"
+
+
+@dataclass(frozen=True)
+class LoginState:
+    state: str
+    nonce: str
+    registration_id: int
+    target_link_uri: str
+    storage_target: str
+    storage_secret: str
+
+
+@dataclass(frozen=True)
+class LoginRedirect:
+    auth_url: str
+    login: LoginState
+    auth_origin: str
+
+
+def _state_key(state: str) -> str:
+    return f"lti:state:{state}"
+
+
+def is_tool_url(url: str, tool_base_url: str) -> bool:
+    """Whether the URL points into this tool (same scheme, host and port, below its path)."""
+    target, base = urlsplit(url), urlsplit(tool_base_url)
+    return (
+        target.scheme == base.scheme
+        and target.netloc == base.netloc
+        and target.path.startswith(base.path or "/")
+    )
+
+
+def _registration_for_login(issuer: str, client_id: str) -> Registration:
+    registrations = Registration.objects.filter(issuer=issuer, is_active=True)
+    if client_id:
+        registrations = registrations.filter(client_id=client_id)
+    found = list(registrations[:2])
+    if not found:
+        raise LaunchError(
+            "This platform (issuer and client id) is not registered with this tool. "
+            "Ask your LMS administrator to register the tool."
+        )
+    if len(found) > 1:
+        raise LaunchError("The platform has several registrations here; it must send client_id.")
+    return found[0]
+
+
+def initiate_login(
+    params: Mapping[str, str], *, tool_base_url: str, launch_url: str
+) -> LoginRedirect:
+    issuer = params.get("iss", "")
+    login_hint = params.get("login_hint", "")
+    target_link_uri = params.get("target_link_uri", "")
+    missing = [
+        name
+        for name, value in (
+            ("iss", issuer),
+            ("login_hint", login_hint),
+            ("target_link_uri", target_link_uri),
+        )
+        if not value
+    ]
+    if missing:
+        raise LaunchError(f"The login request is missing {', '.join(missing)}.")
+    if not is_tool_url(target_link_uri, tool_base_url):
+        raise LaunchError("The login request's target_link_uri does not point at this tool.")
+    registration = _registration_for_login(issuer, params.get("client_id", ""))
+
+    login = LoginState(
+        state=secrets.token_urlsafe(24),
+        nonce=secrets.token_urlsafe(24),
+        registration_id=registration.pk,
+        target_link_uri=target_link_uri,
+        storage_target=params.get("lti_storage_target", ""),
+        storage_secret=secrets.token_urlsafe(24),
+    )
+    cache.set(_state_key(login.state), asdict(login), settings.LTI_STATE_TTL_SECONDS)
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": registration.client_id,
+        "redirect_uri": launch_url,
+        "login_hint": login_hint,
+        "state": login.state,
+        "nonce": login.nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if urlsplit(registration.auth_login_url).query else "?"
+    auth = urlsplit(registration.auth_login_url)
+    return LoginRedirect(
+        auth_url=f"{registration.auth_login_url}{separator}{urlencode(query)}",
+        login=login,
+        auth_origin=f"{auth.scheme}://{auth.netloc}",
+    )
+
+
+def peek_state(state: str) -> LoginState | None:
+    data = cache.get(_state_key(state)) if state else None
+    return LoginState(**data) if data else None
+
+
+def consume_state(state: str, *, cookie_value: str | None, storage_value: str | None) -> LoginState:
+    """The login this launch answers, used once, if this browser started it."""
+    if not state:
+        raise LaunchError("The launch has no state parameter.")
+    login = peek_state(state)
+    if login is None:
+        raise LaunchError(
+            "This launch is unknown, expired or was already used. "
+            "Open the activity again from your course."
+        )
+    by_cookie = cookie_value is not None and hmac.compare_digest(cookie_value, state)
+    by_storage = bool(login.storage_target and storage_value) and hmac.compare_digest(
+        storage_value or "", login.storage_secret
+    )
+    if not (by_cookie or by_storage):
+        raise LaunchError(
+            "This launch was not started in this browser (its state does not match). "
+            "Open the activity again from your course; if it is embedded, try opening it "
+            "in a new window.",
+            status=403,
+        )
+    if not cache.delete(_state_key(state)):
+        raise LaunchError("This launch was already used. Open the activity again from your course.")
+    return login

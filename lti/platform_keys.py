@@ -1,0 +1,61 @@
+"""Platforms' public keys: fetched over HTTP with timeouts, cached, and refetched once
+(rate-limited) when a launch names a `kid` we have not seen, so a platform's own key
+rotation does not break launches."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import jwt
+import requests
+from django.conf import settings
+from django.core.cache import cache
+
+from . import http
+from .errors import LaunchError
+
+logger = logging.getLogger(__name__)
+
+
+def _cache_key(url: str, kind: str) -> str:
+    return f"lti:jwks:{kind}:{hashlib.sha256(url.encode()).hexdigest()}"
+
+
+def _fetch(url: str) -> dict:
+    try:
+        response = http.get(url)
+        response.raise_for_status()
+        keyset = response.json()
+    except (requests.RequestException, ValueError) as error:
+        logger.warning("platform keyset fetch failed url=%s error=%s", url, error)
+        raise LaunchError(
+            f"The platform's public keys could not be fetched from {url} ({error})."
+        ) from error
+    if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
+        raise LaunchError(f"The platform's key set at {url} is not a JSON Web Key Set.")
+    cache.set(_cache_key(url, "set"), keyset, settings.LTI_PLATFORM_KEYSET_CACHE_SECONDS)
+    return keyset
+
+
+def _find(keyset: dict, kid: str) -> dict | None:
+    return next(
+        (key for key in keyset["keys"] if isinstance(key, dict) and key.get("kid") == kid), None
+    )
+
+
+def platform_key(keyset_url: str, kid: str) -> jwt.PyJWK:
+    keyset = cache.get(_cache_key(keyset_url, "set")) or _fetch(keyset_url)
+    jwk = _find(keyset, kid)
+    if jwk is None and cache.add(
+        _cache_key(keyset_url, "refetch"), True, settings.LTI_PLATFORM_KEYSET_REFETCH_SECONDS
+    ):
+        jwk = _find(_fetch(keyset_url), kid)
+    if jwk is None:
+        raise LaunchError(
+            f"The launch was signed with key {kid!r}, which the platform does not publish."
+        )
+    try:
+        return jwt.PyJWK(jwk, algorithm="RS256")
+    except jwt.PyJWKError as error:
+        raise LaunchError(f"The platform's key {kid!r} is not a usable RSA key.") from error
