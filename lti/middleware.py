@@ -6,15 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import time
+
 from django.conf import settings
-from django.core.cache import cache
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
 from .models import Registration
 
-CACHE_KEY = "lti:frame-ancestors"
+# Kept per process for a minute: a registration saved here clears it at once, one saved
+# by another process is seen within the minute.
+MEMO_SECONDS = 60
+_memo: dict[str, tuple[float, list[str]]] = {}
 
 
 def _origin(url: str) -> str | None:
@@ -23,21 +27,22 @@ def _origin(url: str) -> str | None:
 
 
 def frame_ancestors() -> list[str]:
-    origins = cache.get(CACHE_KEY)
-    if origins is None:
-        found = set(settings.LTI_FRAME_ANCESTORS)
-        for issuer, login_url in Registration.objects.filter(is_active=True).values_list(
-            "issuer", "auth_login_url"
-        ):
-            found.update(filter(None, (_origin(issuer), _origin(login_url))))
-        origins = sorted(found)
-        cache.set(CACHE_KEY, origins, 300)
+    memo = _memo.get("origins")
+    if memo and memo[0] > time.monotonic():
+        return memo[1]
+    found = set(settings.LTI_FRAME_ANCESTORS)
+    for issuer, login_url in Registration.objects.filter(is_active=True).values_list(
+        "issuer", "auth_login_url"
+    ):
+        found.update(filter(None, (_origin(issuer), _origin(login_url))))
+    origins = sorted(found)
+    _memo["origins"] = (time.monotonic() + MEMO_SECONDS, origins)
     return origins
 
 
 @receiver([post_save, post_delete], sender=Registration)
 def _registrations_changed(**kwargs) -> None:
-    cache.delete(CACHE_KEY)
+    _memo.clear()
 
 
 class FrameAncestorsMiddleware:

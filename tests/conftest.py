@@ -49,3 +49,22 @@ def placement(learner_membership) -> ResourceLink:
 @pytest.fixture
 def learner_client(learner_membership) -> Client:
     return launched_client(learner_membership)
+
+
+@pytest.fixture
+def platform_server():
+    from .lti_platform import PlatformServer
+
+    server = PlatformServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def platform(platform_server, quiz):
+    """A registered LMS (issuer, client id, deployment "1") driving the tool."""
+    from .lti_platform import Platform
+
+    lms = Platform(platform_server)
+    lms.register_in_tool()
+    return lms
