@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
-
-import time
 
 from django.conf import settings
 from django.db.models.signals import post_delete, post_save

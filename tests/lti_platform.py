@@ -34,12 +34,15 @@ ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 def new_rsa_pem() -> tuple[str, str]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     private = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     ).decode()
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return private, public
 
 
@@ -127,8 +130,15 @@ class _AuthRequest(Request):
     """The browser's request to the platform's auth endpoint (the tool's redirect)."""
 
     def build_metadata(self, request: dict) -> dict:
-        return {"method": "GET", "form_data": {}, "get_data": request, "headers": {},
-                "content_type": None, "path": "/auth", "json": None}
+        return {
+            "method": "GET",
+            "form_data": {},
+            "get_data": request,
+            "headers": {},
+            "content_type": None,
+            "path": "/auth",
+            "json": None,
+        }
 
 
 class _Launch(LTIAdvantageMessageLaunchAbstract):
@@ -140,8 +150,12 @@ class Platform:
     """One LMS registration of the tool, e.g. a Moodle site with deployment "1"."""
 
     def __init__(
-        self, server: PlatformServer, *, issuer: str | None = None,
-        client_id: str = "client-123", deployment_id: str = "1",
+        self,
+        server: PlatformServer,
+        *,
+        issuer: str | None = None,
+        client_id: str = "client-123",
+        deployment_id: str = "1",
     ) -> None:
         self.server = server
         self.issuer = issuer or server.base
@@ -179,12 +193,15 @@ class Platform:
 
     def register_in_tool(self, *, deployment_active: bool = True) -> Registration:
         registration = Registration.objects.create(
-            issuer=self.issuer, client_id=self.client_id,
-            auth_login_url=self.server.url("/auth"), auth_token_url=self.server.url("/token"),
+            issuer=self.issuer,
+            client_id=self.client_id,
+            auth_login_url=self.server.url("/auth"),
+            auth_token_url=self.server.url("/token"),
             keyset_url=self.server.url("/jwks"),
         )
         Deployment.objects.create(
-            registration=registration, deployment_id=self.deployment_id,
+            registration=registration,
+            deployment_id=self.deployment_id,
             is_active=deployment_active,
         )
         return registration
@@ -196,10 +213,18 @@ class Platform:
         return {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
 
     def authorize(
-        self, auth_params: dict[str, str], *, user_id: str, roles: list[str],
-        resource_link_id: str | None = "rl-1", context_id: str | None = "course-1",
-        full_name: str | None = "Ada Lovelace", email: str | None = "ada@example.edu",
-        locale: str | None = None, custom: dict | None = None, deep_link: bool = False,
+        self,
+        auth_params: dict[str, str],
+        *,
+        user_id: str,
+        roles: list[str],
+        resource_link_id: str | None = "rl-1",
+        context_id: str | None = "course-1",
+        full_name: str | None = "Ada Lovelace",
+        email: str | None = "ada@example.edu",
+        locale: str | None = None,
+        custom: dict | None = None,
+        deep_link: bool = False,
         extra_claims: dict | None = None,
     ) -> dict[str, str]:
         """The platform's auth endpoint: checks the tool's redirect, signs the launch."""
@@ -214,12 +239,18 @@ class Platform:
         if custom:
             launch.set_custom_parameters_claim(custom)
         if deep_link:
-            launch.set_dl(self.server.url("/deep-link-return"), title="Add activity",
-                          accept_types={"ltiResourceLink"}, extra_data="opaque-data")
+            launch.set_dl(
+                self.server.url("/deep-link-return"),
+                title="Add activity",
+                accept_types={"ltiResourceLink"},
+                extra_data="opaque-data",
+            )
         claims = dict(extra_claims or {})
         if locale:
             claims["https://purl.imsglobal.org/spec/lti/claim/launch_presentation"] = {
-                "locale": locale, "document_target": "iframe"}
+                "locale": locale,
+                "document_target": "iframe",
+            }
         if claims:
             launch.set_extra_claims(claims)
         data = launch.lti_launch()
@@ -230,15 +261,27 @@ class Platform:
         self.registration.set_tool_key_set(tool_jwks)
         return self.config.validate_deeplinking_resp({"JWT": signed})
 
-    def sign(self, payload: dict, *, headers: dict | None = None, key: str | None = None,
-             algorithm: str = "RS256") -> str:
+    def sign(
+        self,
+        payload: dict,
+        *,
+        headers: dict | None = None,
+        key: str | None = None,
+        algorithm: str = "RS256",
+    ) -> str:
         """A token of our own making, for launches the library would refuse to build."""
         headers = {"kid": self.kid} if headers is None else headers
         return jwt.encode(payload, key or self.private_pem, algorithm=algorithm, headers=headers)
 
 
-def start_login(client: Client, platform: Platform, *, user_id: str = "user-1",
-                method: str = "get", extra: dict | None = None) -> dict[str, str]:
+def start_login(
+    client: Client,
+    platform: Platform,
+    *,
+    user_id: str = "user-1",
+    method: str = "get",
+    extra: dict | None = None,
+) -> dict[str, str]:
     """OIDC login initiation at the tool; returns the params of its redirect to the platform."""
     params = {**platform.login_initiation(user_id=user_id), **(extra or {})}
     response = getattr(client, method)("/lti/login/", params)
@@ -248,11 +291,20 @@ def start_login(client: Client, platform: Platform, *, user_id: str = "user-1",
     return {key: values[0] for key, values in parse_qs(location.query).items()}
 
 
-def launch(client: Client, platform: Platform, *, user_id: str = "user-1",
-           roles: list[str] | None = None, login_method: str = "get", **claims: Any):
+def launch(
+    client: Client,
+    platform: Platform,
+    *,
+    user_id: str = "user-1",
+    roles: list[str] | None = None,
+    login_method: str = "get",
+    **claims: Any,
+):
     auth_params = start_login(client, platform, user_id=user_id, method=login_method)
     signed = platform.authorize(
-        auth_params, user_id=user_id, roles=[ROLE + "Learner"] if roles is None else roles,
+        auth_params,
+        user_id=user_id,
+        roles=[ROLE + "Learner"] if roles is None else roles,
         **claims,
     )
     return client.post("/lti/launch/", signed)
@@ -262,8 +314,12 @@ def standard_claims(platform: Platform, auth_params: dict[str, str], **overrides
     """The claims of a valid resource-link launch answering the tool's login."""
     now = int(time.time())
     claims = {
-        "iss": platform.issuer, "aud": platform.client_id, "sub": "user-1",
-        "iat": now, "exp": now + 60, "nonce": auth_params["nonce"],
+        "iss": platform.issuer,
+        "aud": platform.client_id,
+        "sub": "user-1",
+        "iat": now,
+        "exp": now + 60,
+        "nonce": auth_params["nonce"],
         "https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiResourceLinkRequest",
         "https://purl.imsglobal.org/spec/lti/claim/version": "1.3.0",
         "https://purl.imsglobal.org/spec/lti/claim/deployment_id": platform.deployment_id,

@@ -10,7 +10,6 @@ from assessments.models import Attempt, Grade, Option, Question, Response
 from lti.services import enrol_demo_member
 
 from .conftest import launched_client
-
 from .quiz_helpers import current_form, start
 
 pytestmark = pytest.mark.django_db

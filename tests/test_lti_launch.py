@@ -46,13 +46,20 @@ def test_instructor_launch_lands_in_the_instructor_view(client, platform):
     # The instructor re-points the placement's policy; learners see it.
     saved = client.post(
         response["Location"],
-        {"quiz": placement.quiz.pk, "title": "Week 3 quiz", "max_attempts": "2",
-         "grading_method": "last"},
+        {
+            "quiz": placement.quiz.pk,
+            "title": "Week 3 quiz",
+            "max_attempts": "2",
+            "grading_method": "last",
+        },
     )
     assert saved.status_code == 302
     placement.refresh_from_db()
     assert (placement.title, placement.max_attempts, placement.grading_method) == (
-        "Week 3 quiz", 2, "last")
+        "Week 3 quiz",
+        2,
+        "last",
+    )
 
 
 def test_learner_cannot_open_the_instructor_view(client, platform):
@@ -83,20 +90,31 @@ def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
         ([ROLE + "Learner"], Role.LEARNER),
         ([ROLE + "Instructor"], Role.STAFF),
         ([ROLE + "Learner", ROLE + "Instructor"], Role.STAFF),
-        (["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"],
-         Role.STAFF),
+        (
+            ["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"],
+            Role.STAFF,
+        ),
         ([ROLE + "ContentDeveloper"], Role.STAFF),
         ([ROLE + "Administrator"], Role.STAFF),
         (["Instructor"], Role.STAFF),
         (["Learner"], Role.LEARNER),
-        (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"],
-         Role.LEARNER),
+        (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"], Role.LEARNER),
         (["http://example.com/roles#Wizard"], Role.LEARNER),
         ([], Role.LEARNER),
     ],
-    ids=["learner", "instructor", "several", "ta-subrole", "content-developer",
-         "context-admin", "short-instructor", "short-learner", "institution-admin-only",
-         "unknown", "empty"],
+    ids=[
+        "learner",
+        "instructor",
+        "several",
+        "ta-subrole",
+        "content-developer",
+        "context-admin",
+        "short-instructor",
+        "short-learner",
+        "institution-admin-only",
+        "unknown",
+        "empty",
+    ],
 )
 def test_roles_decide_what_the_member_is(client, platform, roles, expected):
     response = launch(client, platform, roles=roles)
@@ -155,8 +173,11 @@ def test_a_session_sees_only_the_courses_it_was_launched_into(platform):
 
 
 def test_a_placement_created_by_deep_linking_carries_its_settings(client, platform):
-    custom = {"activity": "quiz:gradient-checkpointing", "max_attempts": "3",
-              "grading_method": "average"}
+    custom = {
+        "activity": "quiz:gradient-checkpointing",
+        "max_attempts": "3",
+        "grading_method": "average",
+    }
     launch(client, platform, custom=custom)
     placement = ResourceLink.objects.get()
     assert (placement.max_attempts, placement.grading_method) == (3, "average")

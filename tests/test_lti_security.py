@@ -51,8 +51,10 @@ def post_launch(client: Client, id_token: str, state: str):
         ({"iat": int(time.time()) + 600, "exp": int(time.time()) + 700}, "issued in the future"),
         ({"nonce": "not-the-login-nonce"}, "nonce is not the one of this login"),
         ({"nonce": None}, "missing the 'nonce' claim"),
-        ({LTI + "target_link_uri": "https://evil.example/lti/launch/"},
-         "target_link_uri does not point at this tool"),
+        (
+            {LTI + "target_link_uri": "https://evil.example/lti/launch/"},
+            "target_link_uri does not point at this tool",
+        ),
         ({LTI + "target_link_uri": None}, "target_link_uri does not point at this tool"),
     ],
 )
@@ -126,7 +128,9 @@ def test_tampered_signature_is_refused(client, platform):
     forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     refused(
         post_launch(client, f"{header}.{forged}.{signature}", auth["state"]),
-        400, "signature does not verify", client,
+        400,
+        "signature does not verify",
+        client,
     )
 
 
@@ -149,8 +153,12 @@ def test_replayed_launch_is_refused(client, platform):
     token = platform.sign(standard_claims(platform, auth))
     assert post_launch(client, token, auth["state"]).status_code == 302
     client.logout()  # the same browser, still holding the state cookie: state and nonce are spent
-    refused(post_launch(client, token, auth["state"]), 400, "unknown, expired or was already used",
-            client)
+    refused(
+        post_launch(client, token, auth["state"]),
+        400,
+        "unknown, expired or was already used",
+        client,
+    )
 
 
 def test_replayed_nonce_under_a_fresh_state_is_refused(client, platform):
@@ -159,16 +167,18 @@ def test_replayed_nonce_under_a_fresh_state_is_refused(client, platform):
     assert post_launch(client, token, first["state"]).status_code == 302
     other = Client()
     second = start_login(other, platform)
-    refused(post_launch(other, token, second["state"]), 400, "nonce is not the one of this login",
-            other)
+    refused(
+        post_launch(other, token, second["state"]), 400, "nonce is not the one of this login", other
+    )
 
 
 def test_state_from_another_browser_is_refused(client, platform):
     auth = start_login(client, platform)
     token = platform.sign(standard_claims(platform, auth))
     stranger = Client()  # has not got the state cookie
-    refused(post_launch(stranger, token, auth["state"]), 403, "not started in this browser",
-            stranger)
+    refused(
+        post_launch(stranger, token, auth["state"]), 403, "not started in this browser", stranger
+    )
     # The real browser can still complete its launch: a refused forgery spends nothing.
     assert post_launch(client, token, auth["state"]).status_code == 302
 
@@ -176,8 +186,12 @@ def test_state_from_another_browser_is_refused(client, platform):
 def test_unknown_state_is_refused(client, platform):
     auth = start_login(client, platform)
     token = platform.sign(standard_claims(platform, auth))
-    refused(post_launch(client, token, "made-up-state"), 400, "unknown, expired or was already used",
-            client)
+    refused(
+        post_launch(client, token, "made-up-state"),
+        400,
+        "unknown, expired or was already used",
+        client,
+    )
 
 
 @pytest.mark.parametrize(
@@ -185,8 +199,10 @@ def test_unknown_state_is_refused(client, platform):
     [
         ({"iss": "https://unknown.example.edu"}, "is not registered with this tool"),
         ({"client_id": "wrong-client"}, "is not registered with this tool"),
-        ({"target_link_uri": "https://evil.example/lti/launch/"},
-         "target_link_uri does not point at this tool"),
+        (
+            {"target_link_uri": "https://evil.example/lti/launch/"},
+            "target_link_uri does not point at this tool",
+        ),
         ({"login_hint": ""}, "missing login_hint"),
         ({"iss": ""}, "missing iss"),
     ],
