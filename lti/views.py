@@ -74,7 +74,9 @@ def login(request: HttpRequest) -> HttpResponse:
     except LaunchError as error:
         return refuse(request, error)
     if started.login.storage_target:
-        response = render(
+        # The platform offers LTI platform storage: the state's proof lives there, not in a
+        # (third-party, often blocked) cookie.
+        return render(
             request,
             "lti/platform_storage_login.html",
             {
@@ -87,8 +89,7 @@ def login(request: HttpRequest) -> HttpResponse:
                 },
             },
         )
-    else:
-        response = HttpResponseRedirect(started.auth_url)
+    response = HttpResponseRedirect(started.auth_url)
     response.set_cookie(
         oidc.STATE_COOKIE_PREFIX + started.login.state,
         started.login.state,

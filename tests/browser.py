@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from playwright.sync_api import Page
@@ -42,3 +43,13 @@ def tab_to(page: Page, selector: str, limit: int = 40) -> None:
             return
         page.keyboard.press("Tab")
     raise AssertionError(f"{selector} cannot be reached with the Tab key")
+
+
+def third_party_cookie_profile(user_data_dir: Path) -> Path:
+    """A browser profile that keeps third-party cookies, as Chrome's default profile does
+    (Playwright's own contexts are incognito-like and block them)."""
+    (user_data_dir / "Default").mkdir(parents=True, exist_ok=True)
+    (user_data_dir / "Default" / "Preferences").write_text(
+        json.dumps({"profile": {"cookie_controls_mode": 0, "block_third_party_cookies": False}})
+    )
+    return user_data_dir

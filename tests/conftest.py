@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.test import Client
 
@@ -68,3 +70,36 @@ def platform(platform_server, quiz):
     lms = Platform(platform_server)
     lms.register_in_tool()
     return lms
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop running in this thread for the session;
+    # the tests' own ORM calls are still plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as instance:
+        yield instance
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    from .browser import CHROMIUM, CHROMIUM_ARGS
+
+    chromium = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server, transactional_db, seed_content):
+    """A fresh browser context on the live server, with the seed quiz loaded."""
+    load_quiz(seed_content)
+    context = browser.new_context(locale="en-US")
+    tab = context.new_page()
+    tab.set_default_timeout(10_000)
+    yield tab
+    context.close()

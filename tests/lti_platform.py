@@ -56,6 +56,10 @@ class PlatformServer:
     registration_reply: dict = field(default_factory=dict)
     requests: list = field(default_factory=list)
     registrations_received: list = field(default_factory=list)
+    # The auth endpoint, for browser tests: query params -> {"id_token", "state"} and the
+    # URL to post them to.
+    authorize: Any = None
+    launch_url: str = ""
 
     def __post_init__(self) -> None:
         server = self
@@ -72,9 +76,28 @@ class PlatformServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _html(self, html: str) -> None:
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 server.requests.append(("GET", self.path))
-                if self.path == "/jwks":
+                path, _, query = self.path.partition("?")
+                params = {key: values[0] for key, values in parse_qs(query).items()}
+                if path == "/course-page":
+                    self._html(COURSE_PAGE.replace("TOOL_LOGIN_URL", params["tool"]))
+                elif path == "/auth" and server.authorize:
+                    signed = server.authorize(params)
+                    self._html(
+                        AUTO_POST.replace("LAUNCH_URL", server.launch_url)
+                        .replace("ID_TOKEN", signed["id_token"])
+                        .replace("STATE", signed["state"])
+                    )
+                elif self.path == "/jwks":
                     self._send(200, server.jwks)
                 elif self.path == "/.well-known/openid-configuration":
                     self._send(200, server.openid_configuration)
@@ -108,6 +131,37 @@ class PlatformServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# The LMS course page: the tool in an iframe, and the LTI platform-storage side of the
+# postMessage protocol (lti.put_data / lti.get_data), logging what it was asked.
+COURSE_PAGE = """<!doctype html><html lang="en"><head><title>Course</title></head><body>
+<h1>Deep Learning Systems</h1>
+<iframe name="tool" title="Checkpointing Lab" src="TOOL_LOGIN_URL" width="900" height="800"
+  allow="clipboard-write"></iframe>
+<script>
+  window.storageLog = [];
+  var stored = {};
+  window.addEventListener("message", function (event) {
+    var data = event.data || {};
+    if (data.subject === "lti.put_data") {
+      stored[event.origin + "|" + data.key] = data.value;
+      window.storageLog.push(["put", event.origin, data.key]);
+      event.source.postMessage({subject: "lti.put_data.response", message_id: data.message_id,
+                                key: data.key, value: data.value}, event.origin);
+    } else if (data.subject === "lti.get_data") {
+      window.storageLog.push(["get", event.origin, data.key]);
+      event.source.postMessage({subject: "lti.get_data.response", message_id: data.message_id,
+                                key: data.key, value: stored[event.origin + "|" + data.key]},
+                               event.origin);
+    }
+  });
+</script></body></html>"""
+
+AUTO_POST = """<!doctype html><html lang="en"><head><title>Launching</title></head><body>
+<form method="post" action="LAUNCH_URL"><input type="hidden" name="id_token" value="ID_TOKEN">
+<input type="hidden" name="state" value="STATE"></form>
+<script>document.forms[0].submit();</script></body></html>"""
 
 
 class _PlatformConfig(LTI1P3PlatformConfAbstract):
@@ -156,8 +210,11 @@ class Platform:
         issuer: str | None = None,
         client_id: str = "client-123",
         deployment_id: str = "1",
+        tool: str = TOOL,
     ) -> None:
         self.server = server
+        self.launch_url = f"{tool}/lti/launch/"
+        self.login_url = f"{tool}/lti/login/"
         self.issuer = issuer or server.base
         self.client_id = client_id
         self.deployment_id = deployment_id
@@ -167,9 +224,9 @@ class Platform:
             .set_iss(self.issuer)
             .set_client_id(client_id)
             .set_deployment_id(deployment_id)
-            .set_oidc_login_url(LOGIN_URL)
-            .set_launch_url(LAUNCH_URL)
-            .set_deeplink_launch_url(LAUNCH_URL)
+            .set_oidc_login_url(self.login_url)
+            .set_launch_url(self.launch_url)
+            .set_deeplink_launch_url(self.launch_url)
             .set_platform_public_key(self.public_pem)
             .set_platform_private_key(self.private_pem)
         )
@@ -254,7 +311,7 @@ class Platform:
         if claims:
             launch.set_extra_claims(claims)
         data = launch.lti_launch()
-        assert data["launch_url"] == LAUNCH_URL
+        assert data["launch_url"] == self.launch_url
         return {"id_token": data["id_token"], "state": data["state"]}
 
     def verify_deep_linking_response(self, signed: str, tool_jwks: dict) -> list[dict]:
@@ -323,7 +380,7 @@ def standard_claims(platform: Platform, auth_params: dict[str, str], **overrides
         "https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiResourceLinkRequest",
         "https://purl.imsglobal.org/spec/lti/claim/version": "1.3.0",
         "https://purl.imsglobal.org/spec/lti/claim/deployment_id": platform.deployment_id,
-        "https://purl.imsglobal.org/spec/lti/claim/target_link_uri": LAUNCH_URL,
+        "https://purl.imsglobal.org/spec/lti/claim/target_link_uri": platform.launch_url,
         "https://purl.imsglobal.org/spec/lti/claim/resource_link": {"id": "rl-1"},
         "https://purl.imsglobal.org/spec/lti/claim/roles": [ROLE + "Learner"],
         "https://purl.imsglobal.org/spec/lti/claim/context": {"id": "course-1"},

@@ -2,41 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from assessments.content import SEED_QUIZ_FILE, read_quiz_file
 from assessments.models import Attempt, Option
-from assessments.services import load_quiz
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, axe_violations, tab_to
+from .browser import axe_violations, tab_to
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    # Playwright's sync API keeps an event loop running in this thread for the session;
-    # the tests' own ORM calls are still plain synchronous code.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser, live_server, transactional_db) -> Page:
-    load_quiz(read_quiz_file(SEED_QUIZ_FILE))
-    context = browser.new_context(locale="en-US")
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
 
 
 def correct_option_text(page: Page) -> str:
