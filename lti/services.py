@@ -27,8 +27,8 @@ CUSTOM_GRADING_METHOD = "grading_method"
 NO_CONTEXT_ID = "_deployment_"
 
 
-class DemoUnavailable(Exception):
-    pass
+class QuizNotLoaded(Exception):
+    """The seed quiz has not been loaded (`manage.py load_quiz`)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class LaunchResult:
 def _default_quiz() -> Quiz:
     quiz = Quiz.objects.filter(slug=DEFAULT_QUIZ_SLUG, current_version__isnull=False).first()
     if quiz is None:
-        raise DemoUnavailable("The quiz is not loaded yet. Run `python manage.py load_quiz`.")
+        raise QuizNotLoaded("The quiz is not loaded yet. Run `python manage.py load_quiz`.")
     return quiz
 
 

@@ -32,7 +32,7 @@ from .keys import published_jwks
 from .launch import validate_launch
 from .models import Registration, Role
 from .roles import course_role
-from .services import DemoUnavailable, enrol_demo_member, record_launch
+from .services import QuizNotLoaded, enrol_demo_member, record_launch
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         result = record_launch(message)
     except LaunchError as error:
         return refuse(request, error)
-    except DemoUnavailable as error:
+    except QuizNotLoaded as error:
         return refuse(request, str(error), status=503)
 
     auth_login(request, result.user, backend=AUTH_BACKEND)
@@ -158,7 +158,9 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 
 def _platform_storage_check(request: HttpRequest, pending: oidc.LoginState) -> HttpResponse:
-    registration = Registration.objects.get(pk=pending.registration_id)
+    registration = Registration.objects.filter(pk=pending.registration_id, is_active=True).first()
+    if registration is None:
+        return refuse(request, _("This platform's registration was removed during the launch."))
     auth = urlsplit(registration.auth_login_url)
     return render(
         request,
@@ -195,8 +197,14 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
             status=404,
         )
     form = PlacementSettingsForm(request.POST or None)
+    registration = Registration.objects.filter(
+        pk=pending["registration_id"], is_active=True
+    ).first()
+    if registration is None:
+        return refuse(
+            request, _("This platform's registration was removed; ask your administrator.")
+        )
     if request.method == "POST" and form.is_valid():
-        registration = Registration.objects.get(pk=pending["registration_id"])
         item = quiz_content_item(
             quiz=form.cleaned_data["quiz"],
             title=form.cleaned_data["title"],
@@ -268,7 +276,7 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
     role = Role.STAFF if request.POST.get("role") == Role.STAFF else Role.LEARNER
     try:
         membership = enrol_demo_member(role)
-    except DemoUnavailable as error:
+    except QuizNotLoaded as error:
         return refuse(request, str(error), status=503)
     auth_login(request, membership.user, backend=AUTH_BACKEND)
     grant_launch(request, membership)
