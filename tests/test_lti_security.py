@@ -115,7 +115,7 @@ def test_platform_key_rotation_is_followed_by_one_refetch(client, platform, plat
 def test_unsigned_or_symmetric_tokens_are_refused(client, platform, algorithm):
     auth = start_login(client, platform)
     claims = standard_claims(platform, auth)
-    key = None if algorithm == "none" else "shared-secret-guess"
+    key = None if algorithm == "none" else "a-shared-secret-guess-of-32-bytes!!"
     token = jwt.encode(claims, key, algorithm=algorithm, headers={"kid": platform.kid})
     refused(post_launch(client, token, auth["state"]), 400, "only RS256 is accepted", client)
 
