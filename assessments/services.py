@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from gradesync.services import record_grade_change
 from lti.models import ResourceLink
 
 from .content import QuizContent
@@ -199,8 +200,10 @@ def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
     return max(fractions_by_number)
 
 
+@transaction.atomic
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
-    """Recompute the student's grade on the placement from their finished attempts."""
+    """Recompute the student's grade on the placement from their finished attempts. A
+    changed grade is queued for the LMS gradebook in the same transaction."""
     quiz = placement.quiz
     method = attempt_policy(placement).grading_method
     finished = list(
@@ -213,15 +216,20 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
     score_maximum = Decimal(quiz.current_version.questions.count())
     score_given = (_grade_fraction(method, fractions) * score_maximum).quantize(Decimal("0.001"))
-    grade, _ = Grade.objects.update_or_create(
-        user=user,
-        placement=placement,
-        defaults={
-            "score_given": score_given,
-            "score_maximum": score_maximum,
-            "grading_method": method,
-            "attempt_count": len(finished),
-            "updated_at": timezone.now(),
-        },
-    )
+    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    if grade is not None and (grade.score_given, grade.score_maximum) == (
+        score_given,
+        score_maximum,
+    ):
+        grade.attempt_count = len(finished)
+        grade.save(update_fields=["attempt_count"])
+        return grade  # unchanged: nothing new for the gradebook
+    grade = grade or Grade(user=user, placement=placement)
+    grade.score_given = score_given
+    grade.score_maximum = score_maximum
+    grade.grading_method = method
+    grade.attempt_count = len(finished)
+    grade.updated_at = timezone.now()
+    grade.save()
+    record_grade_change(grade)
     return grade

@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "assessments",
     "lti",
+    "gradesync",
     "api",
 ]
 
@@ -168,10 +169,24 @@ CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_TASK_TIME_LIMIT = 90
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Grade sync: retries back off exponentially with jitter up to the maximum; a delivery a
+# worker holds longer than the lease is assumed lost and becomes due again.
+GRADESYNC_BACKOFF_BASE_SECONDS = float(os.environ.get("GRADESYNC_BACKOFF_BASE_SECONDS", "30"))
+GRADESYNC_BACKOFF_MAX_SECONDS = float(os.environ.get("GRADESYNC_BACKOFF_MAX_SECONDS", "3600"))
+GRADESYNC_LEASE_SECONDS = float(os.environ.get("GRADESYNC_LEASE_SECONDS", "120"))
+GRADESYNC_GIVE_UP_AFTER_SECONDS = float(
+    os.environ.get("GRADESYNC_GIVE_UP_AFTER_SECONDS", str(3 * 24 * 3600))
+)
+GRADESYNC_REQUEUE_SECONDS = float(os.environ.get("GRADESYNC_REQUEUE_SECONDS", "30"))
+
 CELERY_BEAT_SCHEDULE = {
     "clear-expired-sessions": {
         "task": "assessments.tasks.clear_expired_sessions",
         "schedule": 3600.0,
+    },
+    "requeue-due-grades": {
+        "task": "gradesync.tasks.requeue_due_grades",
+        "schedule": GRADESYNC_REQUEUE_SECONDS,
     },
 }
 

@@ -123,6 +123,10 @@ class Context(models.Model):
     title = models.CharField(max_length=255, blank=True)
     label = models.CharField(max_length=255, blank=True)
     is_demo = models.BooleanField(default=False)
+    nrps_url = models.URLField(
+        max_length=500, blank=True, help_text="Names and Role Provisioning: the memberships URL."
+    )
+    roster_synced_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -160,7 +164,10 @@ class ResourceLink(models.Model):
     grading_method = models.CharField(
         max_length=16, blank=True, help_text="Overrides the quiz's grading method."
     )
+    # From the launch's AGS endpoint claim: where grades go, and what we may do there.
     lineitem_url = models.URLField(max_length=500, blank=True)
+    ags_lineitems_url = models.URLField(max_length=500, blank=True)
+    ags_scopes = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -180,7 +187,7 @@ class Role(models.TextChoices):
 
 
 class Membership(models.Model):
-    """A user's role in a course, as the last launch stated it."""
+    """A user's role in a course, as the last launch (or the NRPS roster) stated it."""
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -188,6 +195,8 @@ class Membership(models.Model):
     )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.LEARNER)
     roles = models.JSONField(default=list, blank=True, help_text="Role URIs as the LMS sent them.")
+    is_active = models.BooleanField(default=True, help_text="Active on the last NRPS roster.")
+    has_launched = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

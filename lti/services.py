@@ -80,10 +80,16 @@ def _context(message: LaunchMessage) -> Context:
     context, _ = Context.objects.get_or_create(
         deployment=message.deployment, context_id=str(claim.get("id") or NO_CONTEXT_ID)
     )
-    title, label = str(claim.get("title") or ""), str(claim.get("label") or "")
-    if (title and title != context.title) or (label and label != context.label):
-        context.title, context.label = title or context.title, label or context.label
-        context.save(update_fields=["title", "label"])
+    updates = {
+        "title": str(claim.get("title") or ""),
+        "label": str(claim.get("label") or ""),
+        "nrps_url": str(message.claim(c.NRPS).get("context_memberships_url") or ""),
+    }
+    changed = [name for name, value in updates.items() if value and getattr(context, name) != value]
+    if changed:
+        for name in changed:
+            setattr(context, name, updates[name])
+        context.save(update_fields=changed)
     return context
 
 
@@ -102,23 +108,38 @@ def placement_settings_from_custom(custom: dict) -> dict:
     return found
 
 
+def _ags(message: LaunchMessage) -> dict:
+    """What the launch's AGS claim grants; fields absent from the claim are left alone."""
+    claim = message.claim(c.AGS_ENDPOINT)
+    found = {}
+    if claim.get("lineitem"):
+        found["lineitem_url"] = str(claim["lineitem"])
+    if claim.get("lineitems"):
+        found["ags_lineitems_url"] = str(claim["lineitems"])
+    if isinstance(claim.get("scope"), list):
+        found["ags_scopes"] = [str(scope) for scope in claim["scope"]]
+    return found
+
+
 def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
     link = message.claim(c.RESOURCE_LINK)
-    lineitem_url = str(message.claim(c.AGS_ENDPOINT).get("lineitem") or "")
+    ags = _ags(message)
     placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
     if placement is None:
         settings_ = placement_settings_from_custom(message.claim(c.CUSTOM))
         settings_.setdefault("quiz", _default_quiz())
-        placement = ResourceLink.objects.create(
+        return ResourceLink.objects.create(
             context=context,
             resource_link_id=str(link["id"]),
             title=str(link.get("title") or "")[:255],
-            lineitem_url=lineitem_url,
+            **ags,
             **settings_,
         )
-    elif lineitem_url and lineitem_url != placement.lineitem_url:
-        placement.lineitem_url = lineitem_url
-        placement.save(update_fields=["lineitem_url"])
+    changed = [name for name, value in ags.items() if getattr(placement, name) != value]
+    if changed:
+        for name in changed:
+            setattr(placement, name, ags[name])
+        placement.save(update_fields=changed)
     return placement
 
 
@@ -130,7 +151,12 @@ def record_launch(message: LaunchMessage) -> LaunchResult:
     membership, _ = Membership.objects.update_or_create(
         context=context,
         user=user,
-        defaults={"role": course_role(message.roles), "roles": message.roles},
+        defaults={
+            "role": course_role(message.roles),
+            "roles": message.roles,
+            "is_active": True,
+            "has_launched": True,
+        },
     )
     placement = None if message.is_deep_linking else _placement(message, context)
     return LaunchResult(user=user, membership=membership, placement=placement)

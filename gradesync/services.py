@@ -1,0 +1,260 @@
+"""Delivering grades to the LMS through AGS, exactly once per change and in order.
+
+`record_grade_change` writes an outbox row in the caller's transaction and, once that
+commits, asks a worker to deliver it. `deliver` claims the row with a lease (a worker killed
+mid-delivery loses nothing: the lease runs out and the row is due again), posts the score with
+the grade's own change time as its timestamp (a repeated post is harmless, an older one never
+overwrites a newer), and records the outcome: synced, retry later (backoff with jitter, or the
+platform's Retry-After), or failed with the platform's reason. `requeue_due` (Celery beat)
+re-enqueues whatever is due, whatever the broker lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from assessments.models import Grade
+from lti import ags
+from lti import claims as c
+from lti.models import LtiUser, ResourceLink
+
+from .models import GradeSync, SyncState
+
+logger = logging.getLogger(__name__)
+
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+LINEITEM_TAG = "grade"
+
+
+def unsyncable_reason(placement: ResourceLink) -> str | None:
+    """Why grades of this placement cannot go to the LMS, or None when they can."""
+    if placement.context.deployment_id is None:
+        return _("This is a demo course: grades stay in this tool.")
+    if not (placement.lineitem_url or placement.ags_lineitems_url):
+        return _("The LMS did not offer grade services (AGS) for this link.")
+    if c.SCOPE_SCORE not in placement.ags_scopes:
+        return _("The LMS did not allow this tool to post scores.")
+    return None
+
+
+def _enqueue(sync_id: int, countdown: float = 0) -> None:
+    from .tasks import deliver_grade
+
+    deliver_grade.apply_async((sync_id,), countdown=max(countdown, 0))
+
+
+def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
+    """Queue the grade for the gradebook; call inside the transaction that changed it."""
+    placement = ResourceLink.objects.select_related("context").get(pk=grade.placement_id)
+    if unsyncable_reason(placement) is not None:
+        return None
+    sync = GradeSync.objects.create(
+        grade=grade,
+        user_id=grade.user_id,
+        placement=placement,
+        score_given=grade.score_given,
+        score_maximum=grade.score_maximum,
+        changed_at=grade.updated_at,
+        comment=comment,
+        next_attempt_at=timezone.now(),
+    )
+    transaction.on_commit(lambda: _enqueue(sync.pk))
+    return sync
+
+
+def _claim(sync_id: int) -> GradeSync | None:
+    """Take the row for delivery if it is due, unclaimed and first in its chain."""
+    now = timezone.now()
+    with transaction.atomic():
+        sync = (
+            GradeSync.objects.select_for_update(skip_locked=True)
+            .filter(pk=sync_id, state=SyncState.PENDING, next_attempt_at__lte=now)
+            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .first()
+        )
+        if sync is None:
+            return None
+        earlier = GradeSync.objects.filter(
+            user_id=sync.user_id, placement_id=sync.placement_id, state=SyncState.PENDING
+        ).filter(Q(created_at__lt=sync.created_at) | Q(created_at=sync.created_at, pk__lt=sync.pk))
+        if earlier.exists():
+            return None  # delivered after the earlier change, which enqueues it when done
+        sync.claimed_until = now + timedelta(seconds=settings.GRADESYNC_LEASE_SECONDS)
+        sync.save(update_fields=["claimed_until"])
+    return sync
+
+
+def _timestamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def score_payload(sync: GradeSync, user_id: str, *, canvas: bool) -> dict:
+    maximum = sync.score_maximum
+    given = min(max(sync.score_given, Decimal(0)), maximum)  # Moodle keeps a score above max
+    payload = {
+        "userId": user_id,
+        "scoreGiven": float(given),
+        "scoreMaximum": float(maximum),
+        "activityProgress": "Completed",
+        "gradingProgress": "FullyGraded",
+        "timestamp": _timestamp(sync.changed_at),
+    }
+    if sync.comment:
+        payload["comment"] = sync.comment
+    if canvas:
+        payload[CANVAS_SUBMISSION] = {
+            "new_submission": True,
+            "submitted_at": _timestamp(sync.changed_at),
+        }
+    return payload
+
+
+def _lineitem_url(placement: ResourceLink) -> str:
+    if placement.lineitem_url:
+        return placement.lineitem_url
+    registration = placement.context.deployment.registration
+    url = ags.find_or_create_lineitem(
+        registration,
+        placement.ags_lineitems_url,
+        resource_link_id=placement.resource_link_id,
+        tag=LINEITEM_TAG,
+        label=placement.title or str(placement.quiz),
+        score_maximum=float(placement.quiz.current_version.questions.count()),
+        can_create=c.SCOPE_LINEITEM in placement.ags_scopes,
+    )
+    ResourceLink.objects.filter(pk=placement.pk).update(lineitem_url=url)
+    return url
+
+
+def _backoff_seconds(tries: int) -> float:
+    base = settings.GRADESYNC_BACKOFF_BASE_SECONDS * (2 ** min(tries - 1, 20))
+    capped = min(base, settings.GRADESYNC_BACKOFF_MAX_SECONDS)
+    return capped * random.uniform(0.75, 1.25)
+
+
+def _finish(sync: GradeSync, **fields) -> None:
+    fields["claimed_until"] = None
+    for name, value in fields.items():
+        setattr(sync, name, value)
+    sync.save(update_fields=list(fields))
+
+
+def _enqueue_next_in_chain(sync: GradeSync) -> None:
+    following = (
+        GradeSync.objects.filter(
+            user_id=sync.user_id, placement_id=sync.placement_id, state=SyncState.PENDING
+        )
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if following:
+        _enqueue(following)
+
+
+def deliver(sync_id: int) -> str:
+    """Try to deliver one outbox row; returns what happened, for logs and tests."""
+    sync = _claim(sync_id)
+    if sync is None:
+        return "skipped"
+    placement = ResourceLink.objects.select_related(
+        "context__deployment__registration", "quiz__current_version"
+    ).get(pk=sync.placement_id)
+    registration = placement.context.deployment.registration
+    sub = LtiUser.objects.filter(user_id=sync.user_id).values_list("sub", flat=True).first()
+    sync.tries += 1
+    try:
+        if sub is None:
+            raise ags.PlatformRefused(_("This student never launched from the LMS."), 0)
+        canvas = "canvas" in (registration.product_family_code or registration.issuer).lower()
+        ags.post_score(
+            registration, _lineitem_url(placement), score_payload(sync, sub, canvas=canvas)
+        )
+    except ags.ScoreOutdated as error:
+        _finish(
+            sync,
+            state=SyncState.SYNCED,
+            synced_at=timezone.now(),
+            tries=sync.tries,
+            last_status=409,
+            last_error=error.message,
+            outcome=_("The LMS already holds a newer score."),
+        )
+    except ags.PlatformUnavailable as error:
+        age = (timezone.now() - sync.created_at).total_seconds()
+        if age > settings.GRADESYNC_GIVE_UP_AFTER_SECONDS:
+            _finish(
+                sync,
+                state=SyncState.FAILED,
+                tries=sync.tries,
+                last_error=error.message,
+                outcome=_("Gave up after %(tries)s tries.") % {"tries": sync.tries},
+            )
+            logger.warning("grade sync gave up id=%s error=%s", sync.pk, error.message)
+            return "failed"
+        delay = error.retry_after if error.retry_after is not None else _backoff_seconds(sync.tries)
+        _finish(
+            sync,
+            tries=sync.tries,
+            last_error=error.message,
+            next_attempt_at=timezone.now() + timedelta(seconds=delay),
+        )
+        _enqueue(sync.pk, countdown=delay)
+        return "retry"
+    except ags.PlatformRefused as error:
+        _finish(
+            sync,
+            state=SyncState.FAILED,
+            tries=sync.tries,
+            last_status=error.status or None,
+            last_error=error.message,
+            outcome=_("The LMS refused the grade."),
+        )
+        logger.warning("grade sync refused id=%s error=%s", sync.pk, error.message)
+        return "failed"
+    else:
+        _finish(
+            sync,
+            state=SyncState.SYNCED,
+            synced_at=timezone.now(),
+            tries=sync.tries,
+            last_status=200,
+            last_error="",
+            outcome=_("Delivered."),
+        )
+    _enqueue_next_in_chain(sync)
+    return "synced"
+
+
+def requeue_due(limit: int = 1000) -> int:
+    """Enqueue rows that are due and not being delivered (the periodic safety net)."""
+    now = timezone.now()
+    due = list(
+        GradeSync.objects.filter(state=SyncState.PENDING, next_attempt_at__lte=now)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for sync_id in due:
+        _enqueue(sync_id)
+    return len(due)
+
+
+@transaction.atomic
+def retry_now(sync: GradeSync) -> GradeSync:
+    """An instructor's or administrator's retry of a failed or waiting delivery."""
+    sync.state = SyncState.PENDING
+    sync.next_attempt_at = timezone.now()
+    sync.claimed_until = None
+    sync.save(update_fields=["state", "next_attempt_at", "claimed_until"])
+    transaction.on_commit(lambda: _enqueue(sync.pk))
+    return sync

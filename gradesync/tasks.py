@@ -1,0 +1,15 @@
+"""Thin Celery wrappers around the grade-sync services."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver_grade(sync_id: int) -> str:
+    return services.deliver(sync_id)
+
+
+@shared_task(ignore_result=True)
+def requeue_due_grades() -> int:
+    return services.requeue_due()
