@@ -176,6 +176,7 @@ def placement_overview(
 
 @dataclass(frozen=True)
 class GradeRow:
+    user_id: int
     name: str
     score_given: Decimal
     score_maximum: Decimal
@@ -192,6 +193,7 @@ def placement_grades(placement: ResourceLink) -> list[GradeRow]:
         name = (lti_user.name if lti_user else "") or grade.user.get_full_name()
         rows.append(
             GradeRow(
+                user_id=grade.user_id,
                 name=name or grade.user.get_username(),
                 score_given=grade.score_given,
                 score_maximum=grade.score_maximum,

@@ -14,6 +14,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from gradesync.selectors import gradebook
 from lti.access import placement_in_launch
 from lti.dynamic_registration import tool_urls
 from lti.forms import PlacementSettingsForm
@@ -102,7 +103,7 @@ def _render_manage(
     context = {
         "form": form,
         "placement": placement,
-        "grades": selectors.placement_grades(placement),
+        "gradebook": gradebook(placement),
     }
     return render(request, "assessments/manage.html", context, status=status)
 

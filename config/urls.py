@@ -10,6 +10,7 @@ urlpatterns = [
     path("", assessment_views.home, name="home"),
     path("", include("assessments.urls")),
     path("lti/", include("lti.urls")),
+    path("", include("gradesync.urls")),
     path("api/", include("api.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import Count, OuterRef, Subquery
 
+from assessments.selectors import GradeRow, placement_grades
 from lti.models import ResourceLink
 
 from .models import GradeSync, SyncState
+from .services import unsyncable_reason
+
+
+@dataclass(frozen=True)
+class GradebookRow:
+    grade: GradeRow
+    sync: GradeSync | None
+
+
+@dataclass(frozen=True)
+class Gradebook:
+    rows: list[GradebookRow]
+    unsyncable_reason: str | None
+
+
+def gradebook(placement: ResourceLink) -> Gradebook:
+    """Each student's grade with the state of its delivery to the LMS."""
+    syncs = latest_syncs(placement)
+    return Gradebook(
+        rows=[
+            GradebookRow(grade=row, sync=syncs.get(row.user_id))
+            for row in placement_grades(placement)
+        ],
+        unsyncable_reason=unsyncable_reason(placement),
+    )
 
 
 def latest_syncs(placement: ResourceLink) -> dict[int, GradeSync]:

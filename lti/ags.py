@@ -91,8 +91,8 @@ def _raise_for(response: requests.Response, what: str) -> None:
 
 
 def _token_cache_key(registration: Registration, scopes: list[str]) -> str:
-    scope_hash = hashlib.sha256(" ".join(sorted(scopes)).encode()).hexdigest()[:16]
-    return f"lti:token:{registration.pk}:{scope_hash}"
+    identity = "\n".join([registration.auth_token_url, registration.client_id, *sorted(scopes)])
+    return f"lti:token:{hashlib.sha256(identity.encode()).hexdigest()}"
 
 
 def client_assertion(registration: Registration) -> str:

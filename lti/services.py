@@ -14,7 +14,7 @@ from assessments.models import GradingMethod, Quiz
 
 from . import claims as c
 from .launch import LaunchMessage
-from .models import Context, LtiUser, Membership, ResourceLink, Role
+from .models import Context, LtiUser, Membership, Registration, ResourceLink, Role
 from .roles import course_role
 
 DEMO_CONTEXT_ID = "demo-course"
@@ -45,6 +45,13 @@ def _default_quiz() -> Quiz:
     return quiz
 
 
+def _new_lti_user(registration: Registration, sub: str) -> LtiUser:
+    """A platform user (issuer + sub) and the Django user behind it; no password."""
+    digest = hashlib.sha256(f"{registration.pk}:{sub}".encode()).hexdigest()
+    user = get_user_model().objects.create_user(username=f"lti-{digest[:24]}")
+    return LtiUser(registration=registration, sub=sub, user=user)
+
+
 def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
     claims = message.claims
     lti_user = (
@@ -53,10 +60,7 @@ def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
         .first()
     )
     if lti_user is None:
-        digest = hashlib.sha256(f"{message.registration.pk}:{message.sub}".encode()).hexdigest()
-        user = get_user_model().objects.create_user(username=f"lti-{digest[:24]}")
-        user.set_unusable_password()
-        lti_user = LtiUser(registration=message.registration, sub=message.sub, user=user)
+        lti_user = _new_lti_user(message.registration, message.sub)
     user = lti_user.user
     # Personal data only when the platform sends it; an absent claim changes nothing.
     name = claims.get("name") or " ".join(
@@ -206,4 +210,49 @@ def enrol_demo_member(role: Role = Role.LEARNER) -> Membership:
         user=user,
         role=role,
         roles=["Instructor" if role == Role.STAFF else "Learner"],
+    )
+
+
+def sync_roster(context: Context) -> int:
+    """Bring the course's memberships up to date from NRPS; returns members seen."""
+    from django.utils import timezone
+
+    from .ags import roster_pages
+
+    registration = context.deployment.registration
+    seen = 0
+    for page in roster_pages(registration, context.nrps_url):
+        with transaction.atomic():
+            for member in page:
+                sub = str(member.get("user_id") or "")
+                if not sub:
+                    continue
+                seen += 1
+                _record_member(context, sub, member)
+    Context.objects.filter(pk=context.pk).update(roster_synced_at=timezone.now())
+    return seen
+
+
+def _record_member(context: Context, sub: str, member: dict) -> None:
+    registration = context.deployment.registration
+    lti_user = (
+        LtiUser.objects.select_related("user").filter(registration=registration, sub=sub).first()
+    )
+    if lti_user is None:
+        lti_user = _new_lti_user(registration, sub)
+    name = str(member.get("name") or "")
+    if name:
+        lti_user.name = name[:255]
+    if member.get("email"):
+        lti_user.email = str(member["email"])[:254]
+    lti_user.save()
+    roles = [str(role) for role in member.get("roles") or []]
+    Membership.objects.update_or_create(
+        context=context,
+        user=lti_user.user,
+        defaults={
+            "role": course_role(roles),
+            "roles": roles,
+            "is_active": str(member.get("status") or "Active") == "Active",
+        },
     )

@@ -11,4 +11,5 @@ urlpatterns = [
     path("register/", views.register, name="register"),
     path("deep-link/<str:token>/", views.deep_link, name="deep-link"),
     path("demo/launch/", views.demo_launch, name="demo-launch"),
+    path("roster/<int:placement_id>/refresh/", views.roster_refresh, name="roster-refresh"),
 ]

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import login as auth_login
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from . import claims as c
 from . import oidc
-from .access import grant_launch
+from .access import grant_launch, placement_in_launch
 from .deep_linking import quiz_content_item, response_jwt
 from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
 from .errors import LaunchError
@@ -283,3 +284,15 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
     placement = membership.context.resource_links.get()
     name = "assessments:manage" if role == Role.STAFF else "assessments:placement"
     return redirect(reverse(name, args=[placement.pk]))
+
+
+@require_POST
+def roster_refresh(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """Staff ask for the course roster (NRPS) to be read again, in the background."""
+    from .tasks import sync_roster
+
+    found = placement_in_launch(request, placement_id)
+    if found is None or found[1] != Role.STAFF:
+        raise PermissionDenied(_("Only the course's instructors can refresh the roster."))
+    sync_roster.delay(found[0].context_id)
+    return redirect("assessments:manage", placement_id=placement_id)

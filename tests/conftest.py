@@ -103,3 +103,15 @@ def page(browser, live_server, transactional_db, seed_content):
     tab.set_default_timeout(10_000)
     yield tab
     context.close()
+
+
+@pytest.fixture
+def fake_lms():
+    from lti.keys import published_jwks
+
+    from .fake_lms import FakeLms
+
+    lms = FakeLms()
+    lms.tool_jwks = published_jwks()
+    yield lms
+    lms.stop()

@@ -1,0 +1,21 @@
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from lti.access import launched_role
+from lti.models import Role
+
+from .models import GradeSync
+from .services import retry_now
+
+
+@require_POST
+def retry(request: HttpRequest, sync_id: int) -> HttpResponse:
+    """Staff of the course retry a delivery now."""
+    sync = get_object_or_404(GradeSync.objects.select_related("placement"), pk=sync_id)
+    if launched_role(request, sync.placement.context_id) != Role.STAFF:
+        raise PermissionDenied(_("Only the course's instructors can retry grade delivery."))
+    retry_now(sync)
+    return redirect("assessments:manage", placement_id=sync.placement_id)
