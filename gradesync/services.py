@@ -47,9 +47,14 @@ def unsyncable_reason(placement: ResourceLink) -> str | None:
 
 
 def _enqueue(sync_id: int, countdown: float = 0) -> None:
+    """Remind a worker; never fails the caller. A reminder the broker loses (or never got,
+    while it was down) is made good by `requeue_due`, because the row is the truth."""
     from .tasks import deliver_grade
 
-    deliver_grade.apply_async((sync_id,), countdown=max(countdown, 0))
+    try:
+        deliver_grade.apply_async((sync_id,), countdown=max(countdown, 0))
+    except Exception as error:  # the broker is down: the periodic requeue will find the row
+        logger.warning("grade sync enqueue failed id=%s error=%s", sync_id, error)
 
 
 def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
@@ -236,10 +241,12 @@ def deliver(sync_id: int) -> str:
 
 
 def requeue_due(limit: int = 1000) -> int:
-    """Enqueue rows that are due and not being delivered (the periodic safety net)."""
+    """Enqueue rows that are due and stuck: not delivered within one requeue period of
+    being due, and not held by a worker (the periodic safety net)."""
     now = timezone.now()
+    stuck_since = now - timedelta(seconds=settings.GRADESYNC_REQUEUE_SECONDS)
     due = list(
-        GradeSync.objects.filter(state=SyncState.PENDING, next_attempt_at__lte=now)
+        GradeSync.objects.filter(state=SyncState.PENDING, next_attempt_at__lte=stuck_since)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]

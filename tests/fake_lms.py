@@ -205,6 +205,9 @@ class FakeLms:
         }
         return self.lineitems[item_id]["id"]
 
+    def lineitem_id(self, lineitem_url: str) -> str:
+        return lineitem_url.rstrip("/").rsplit("/", 1)[-1]
+
     def next_failure(self) -> str | None:
         with self.lock:
             if self.scripted:
