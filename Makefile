@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium
+.PHONY: run test lint messages chromium bench-sync
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,3 +54,7 @@ test: $(VENV)/.installed-dev node_modules/.installed chromium lint
 messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py makemessages -l ru -l en --no-location --ignore=.venv --ignore=node_modules --ignore=tests
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
+
+# Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
+bench-sync: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.grade_sync
