@@ -52,7 +52,7 @@ test: $(VENV)/.installed-dev node_modules/.installed chromium lint
 
 # Re-extract and compile the interface catalogues after changing translatable strings.
 messages: $(VENV)/.installed-dev
-	DEBUG=1 $(BIN)/python manage.py makemessages -l ru -l en --no-location --ignore=.venv --ignore=node_modules --ignore=tests
+	DEBUG=1 $(BIN)/python manage.py makemessages -l ru -l en --no-location --ignore=.venv --ignore=node_modules --ignore=tests --ignore=bench
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).

@@ -19,6 +19,7 @@ class GradeSyncAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["state"]
+    show_facets = admin.ShowFacets.ALWAYS  # the backlog: counts per state beside the filter
     list_select_related = ["user", "placement"]
     search_fields = ["user__username", "last_error"]
     readonly_fields = [field.name for field in GradeSync._meta.fields]

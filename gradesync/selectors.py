@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import OuterRef, Subquery
 
 from assessments.selectors import GradeRow, placement_grades
 from lti.models import ResourceLink
 
-from .models import GradeSync, SyncState
+from .models import GradeSync
 from .services import unsyncable_reason
 
 
@@ -46,10 +46,3 @@ def latest_syncs(placement: ResourceLink) -> dict[int, GradeSync]:
     )
     rows = GradeSync.objects.filter(placement=placement, pk=Subquery(newest))
     return {row.user_id: row for row in rows}
-
-
-def backlog() -> dict[str, int]:
-    counts = dict(
-        GradeSync.objects.values_list("state").annotate(n=Count("pk")).values_list("state", "n")
-    )
-    return {state: counts.get(state, 0) for state in SyncState.values}

@@ -294,5 +294,9 @@ def roster_refresh(request: HttpRequest, placement_id: int) -> HttpResponse:
     found = placement_in_launch(request, placement_id)
     if found is None or found[1] != Role.STAFF:
         raise PermissionDenied(_("Only the course's instructors can refresh the roster."))
-    sync_roster.delay(found[0].context_id)
+    try:
+        sync_roster.delay(found[0].context_id)
+    except Exception as error:  # the broker is down; nothing was changed
+        logger.warning("roster refresh not queued context=%s error=%s", found[0].context_id, error)
+        return refuse(request, _("The roster refresh could not be queued; try again shortly."), 503)
     return redirect("assessments:manage", placement_id=placement_id)

@@ -209,3 +209,12 @@ def test_roster_paging_follows_a_mixed_case_next_url(course, fake_lms):
     assert members["prof"].role == "staff" and not members["gone"].is_active
     # Four members are on the first page, three on the second (reached only by its exact URL).
     assert members["m3"].user.lti_user.name == "Member 3" and "m4" in members
+
+
+def test_only_staff_may_refresh_the_roster_or_retry(course, fake_lms):
+    learner = student(course, "s1")
+    finish_attempt(learner, course, correct=1)
+    client = launched_client(learner.lti_memberships.get())
+    assert client.post(reverse("lti:roster-refresh", args=[course.pk])).status_code == 403
+    sync = GradeSync.objects.get()
+    assert client.post(reverse("gradesync:retry", args=[sync.pk])).status_code == 403
