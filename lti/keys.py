@@ -33,6 +33,7 @@ def _new_key(state: str) -> ToolKey:
     private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     kid = secrets.token_urlsafe(16)
     public_jwk = json.loads(RSAAlgorithm.to_jwk(private_key.public_key()))
+    public_jwk.pop("key_ops", None)  # RFC 7517 §4.3: not together with "use"
     public_jwk.update({"kid": kid, "alg": "RS256", "use": "sig"})
     pem = private_key.private_bytes(
         serialization.Encoding.PEM,

@@ -184,6 +184,7 @@ def test_jwks_is_published_at_both_addresses(client):
     keys = client.get("/lti/jwks/").json()["keys"]
     assert len(keys) == 1 and keys[0]["alg"] == "RS256" and keys[0]["kty"] == "RSA"
     assert "d" not in keys[0]  # never the private part
+    assert keys[0]["use"] == "sig" and "key_ops" not in keys[0]
     assert client.get("/.well-known/jwks.json").json()["keys"] == keys
 
 
