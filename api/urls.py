@@ -1,13 +1,26 @@
-"""The grading REST API (/api/v1/). Its endpoints land with the grading-API issue; the
-router is here so every app registers its viewsets in one place."""
+"""The grading REST API: /api/v1/, its OpenAPI schema and browsable docs."""
 
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from . import views
+
 router = DefaultRouter()
+router.register("activities", views.ActivityViewSet, basename="activity")
+router.register("placements", views.PlacementViewSet, basename="placement")
+router.register("attempts", views.AttemptViewSet, basename="attempt")
+router.register("responses", views.ResponseViewSet, basename="response")
+router.register("grades", views.GradeViewSet, basename="grade")
+router.register("overrides", views.OverrideViewSet, basename="override")
+router.register("regrades", views.RegradeViewSet, basename="regrade")
+router.register("roster", views.RosterViewSet, basename="roster")
+router.register("tokens", views.TokenViewSet, basename="token")
 
 app_name = "api"
 
 urlpatterns = [
     path("v1/", include(router.urls)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -25,3 +25,9 @@ class AnswerConflict(AssessmentError):
 
 class AttemptLimitReached(AssessmentError):
     status_code = 403
+
+
+class InvalidInput(AssessmentError):
+    """A staff action with values that cannot be applied (out of range, missing reason)."""
+
+    status_code = 400

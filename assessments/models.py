@@ -181,6 +181,9 @@ class Grade(models.Model):
     score_maximum = models.DecimalField(max_digits=9, decimal_places=3)
     grading_method = models.CharField(max_length=16, choices=GradingMethod.choices)
     attempt_count = models.PositiveIntegerField()
+    is_overridden = models.BooleanField(
+        default=False, help_text="Set by staff; attempts no longer change it."
+    )
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -190,3 +193,43 @@ class Grade(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.placement}: {self.score_given}/{self.score_maximum}"
+
+
+class GradeOverride(models.Model):
+    """Audit trail: staff set a grade by hand, with a reason."""
+
+    grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="overrides")
+    previous_score = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
+    score_given = models.DecimalField(max_digits=9, decimal_places=3)
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"override of {self.grade} by {self.created_by}: {self.reason[:40]}"
+
+
+class Regrade(models.Model):
+    """Audit trail: a placement's attempts recomputed against its quiz's current key."""
+
+    placement = models.ForeignKey(
+        "lti.ResourceLink", on_delete=models.CASCADE, related_name="regrades"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts_changed = models.PositiveIntegerField(default=0)
+    grades_changed = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=list, help_text="Per changed attempt: old and new score.")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"regrade of {self.placement} at {self.created_at:%Y-%m-%d %H:%M}"

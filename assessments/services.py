@@ -16,16 +16,18 @@ from gradesync.services import record_grade_change
 from lti.models import ResourceLink
 
 from .content import QuizContent
-from .errors import AnswerConflict, AttemptLimitReached, InvalidAnswer
+from .errors import AnswerConflict, AttemptLimitReached, InvalidAnswer, InvalidInput
 from .models import (
     Attempt,
     AttemptState,
     Grade,
+    GradeOverride,
     GradingMethod,
     Option,
     Question,
     Quiz,
     QuizVersion,
+    Regrade,
     Response,
 )
 from .selectors import attempt_policy
@@ -217,9 +219,9 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     score_maximum = Decimal(quiz.current_version.questions.count())
     score_given = (_grade_fraction(method, fractions) * score_maximum).quantize(Decimal("0.001"))
     grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
-    if grade is not None and (grade.score_given, grade.score_maximum) == (
-        score_given,
-        score_maximum,
+    if grade is not None and (
+        grade.is_overridden
+        or (grade.score_given, grade.score_maximum) == (score_given, score_maximum)
     ):
         grade.attempt_count = len(finished)
         grade.save(update_fields=["attempt_count"])
@@ -233,3 +235,102 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     grade.save()
     record_grade_change(grade)
     return grade
+
+
+@transaction.atomic
+def override_grade(
+    *,
+    placement: ResourceLink,
+    user: AbstractBaseUser,
+    score_given: Decimal,
+    reason: str,
+    actor: AbstractBaseUser,
+) -> GradeOverride:
+    """Staff set a student's grade by hand. Recorded with who, when and why; the grade goes to
+    the gradebook like any change, and later attempts no longer change it."""
+    reason = reason.strip()
+    if not reason:
+        raise InvalidInput(_("An override needs a reason."))
+    score_maximum = Decimal(placement.quiz.current_version.questions.count())
+    if not Decimal(0) <= score_given <= score_maximum:
+        raise InvalidInput(
+            _("The score must be between 0 and %(maximum)s.") % {"maximum": score_maximum}
+        )
+    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    previous = grade.score_given if grade else None
+    if grade is None:
+        grade = Grade(
+            user=user,
+            placement=placement,
+            attempt_count=0,
+            grading_method=attempt_policy(placement).grading_method,
+        )
+    grade.score_given = score_given.quantize(Decimal("0.001"))
+    grade.score_maximum = score_maximum
+    grade.is_overridden = True
+    grade.updated_at = timezone.now()
+    grade.save()
+    override = GradeOverride.objects.create(
+        grade=grade,
+        previous_score=previous,
+        score_given=grade.score_given,
+        reason=reason,
+        created_by=actor,
+    )
+    record_grade_change(grade)
+    return override
+
+
+@transaction.atomic
+def regrade_placement(*, placement: ResourceLink, actor: AbstractBaseUser) -> Regrade:
+    """Recompute every finished attempt of the placement against the quiz's current key,
+    matching questions and options by their stable keys, and refresh the grades of the
+    students whose scores changed (only changed grades go to the gradebook)."""
+    current = placement.quiz.current_version
+    key = {
+        (option.question.key, option.key): option.is_correct
+        for option in Option.objects.filter(question__version=current).select_related("question")
+    }
+    responses = (
+        Response.objects.filter(attempt__placement=placement, attempt__state=AttemptState.FINISHED)
+        .select_related("question", "option", "attempt__user")
+        .select_for_update(of=("self",))
+    )
+    changed_attempts: dict[int, Attempt] = {}
+    for response in responses:
+        correct = key.get((response.question.key, response.option.key), response.is_correct)
+        if correct != response.is_correct:
+            response.is_correct = correct
+            response.save(update_fields=["is_correct"])
+            changed_attempts[response.attempt_id] = response.attempt
+    report = []
+    for attempt in changed_attempts.values():
+        new_score = attempt.responses.filter(is_correct=True).count()
+        report.append(
+            {
+                "attempt": str(attempt.public_id),
+                "user_id": attempt.user_id,
+                "old_score": attempt.score,
+                "new_score": new_score,
+            }
+        )
+        attempt.score = new_score
+        attempt.save(update_fields=["score"])
+    grades_changed = 0
+    students = {attempt.user_id: attempt.user for attempt in changed_attempts.values()}
+    for user in students.values():
+        before = (
+            Grade.objects.filter(user=user, placement=placement)
+            .values_list("score_given", flat=True)
+            .first()
+        )
+        after = refresh_grade(user=user, placement=placement)
+        if after is not None and after.score_given != before:
+            grades_changed += 1
+    return Regrade.objects.create(
+        placement=placement,
+        created_by=actor,
+        attempts_changed=len(changed_attempts),
+        grades_changed=grades_changed,
+        report=report,
+    )

@@ -1,0 +1,79 @@
+from datetime import UTC, datetime, timedelta
+
+import django_filters
+from django import forms
+from django_filters.fields import IsoDateTimeField
+
+from assessments.models import Attempt, AttemptState, Grade, Response
+from lti.models import Membership, ResourceLink
+
+
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date-time, passed to the database in UTC: an offset beyond ±14:00 or a
+    date that cannot be expressed in UTC is a 400, not a database error."""
+
+    def clean(self, value):
+        moment: datetime | None = super().clean(value)
+        if moment is None:
+            return None
+        offset = moment.utcoffset() or timedelta(0)
+        if abs(offset) > timedelta(hours=14):
+            raise forms.ValidationError("The time zone offset must be within ±14:00.")
+        try:
+            return moment.astimezone(UTC)
+        except (OverflowError, ValueError) as error:
+            raise forms.ValidationError("The date is out of range.") from error
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
+
+
+class PlacementFilter(django_filters.FilterSet):
+    course = django_filters.NumberFilter(field_name="context_id")
+
+    class Meta:
+        model = ResourceLink
+        fields = ["course"]
+
+
+class AttemptFilter(django_filters.FilterSet):
+    course = django_filters.NumberFilter(field_name="placement__context_id")
+    activity = django_filters.CharFilter(field_name="placement__quiz__slug")
+    placement = django_filters.NumberFilter(field_name="placement_id")
+    user = django_filters.NumberFilter(field_name="user_id")
+    state = django_filters.ChoiceFilter(choices=AttemptState.choices)
+    started_after = UtcDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    started_before = UtcDateTimeFilter(field_name="started_at", lookup_expr="lt")
+
+    class Meta:
+        model = Attempt
+        fields = ["course", "activity", "placement", "user", "state"]
+
+
+class ResponseFilter(django_filters.FilterSet):
+    attempt = django_filters.UUIDFilter(field_name="attempt__public_id")
+    placement = django_filters.NumberFilter(field_name="attempt__placement_id")
+    question = django_filters.CharFilter(field_name="question__key")
+
+    class Meta:
+        model = Response
+        fields = ["attempt", "placement", "question", "is_correct"]
+
+
+class GradeFilter(django_filters.FilterSet):
+    course = django_filters.NumberFilter(field_name="placement__context_id")
+    placement = django_filters.NumberFilter(field_name="placement_id")
+    user = django_filters.NumberFilter(field_name="user_id")
+
+    class Meta:
+        model = Grade
+        fields = ["course", "placement", "user", "is_overridden"]
+
+
+class RosterFilter(django_filters.FilterSet):
+    course = django_filters.NumberFilter(field_name="context_id")
+
+    class Meta:
+        model = Membership
+        fields = ["course", "role", "is_active"]

@@ -1,0 +1,246 @@
+"""Representations of the API. Thin: no domain logic, reads shaped by the selectors."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from assessments.models import (
+    Attempt,
+    Grade,
+    GradeOverride,
+    Quiz,
+    Regrade,
+    Response,
+)
+from lti.models import Membership, ResourceLink
+
+from .models import ApiToken
+
+
+class UserSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.SerializerMethodField()
+
+    def get_name(self, user) -> str:
+        lti_user = getattr(user, "lti_user", None)
+        return (lti_user.name if lti_user else "") or user.get_full_name() or user.get_username()
+
+
+class ActivitySerializer(serializers.ModelSerializer):
+    kind = serializers.SerializerMethodField()
+    title = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="current_version.number")
+
+    class Meta:
+        model = Quiz
+        fields = ["id", "kind", "slug", "title", "version", "max_attempts", "grading_method"]
+
+    def get_kind(self, quiz: Quiz) -> str:
+        return "quiz"
+
+    def get_title(self, quiz: Quiz) -> dict[str, str]:
+        return quiz.current_version.title
+
+
+class PlacementSerializer(serializers.ModelSerializer):
+    course = serializers.SerializerMethodField()
+    activity = serializers.SlugRelatedField(source="quiz", slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ResourceLink
+        fields = [
+            "id",
+            "course",
+            "resource_link_id",
+            "title",
+            "activity",
+            "max_attempts",
+            "grading_method",
+            "lineitem_url",
+        ]
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer"},
+                "context_id": {"type": "string"},
+                "title": {"type": "string"},
+            },
+        }
+    )
+    def get_course(self, placement: ResourceLink) -> dict:
+        context = placement.context
+        return {"id": context.pk, "context_id": context.context_id, "title": context.title}
+
+
+class ResponseSerializer(serializers.ModelSerializer):
+    attempt = serializers.UUIDField(source="attempt.public_id")
+    question = serializers.CharField(source="question.key")
+    position = serializers.IntegerField(source="question.position")
+    option = serializers.CharField(source="option.key")
+
+    class Meta:
+        model = Response
+        fields = ["id", "attempt", "question", "position", "option", "is_correct", "answered_at"]
+
+
+class AttemptSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id")
+    user = UserSerializer()
+    version = serializers.IntegerField(source="quiz_version.number")
+
+    class Meta:
+        model = Attempt
+        fields = [
+            "id",
+            "placement",
+            "user",
+            "number",
+            "state",
+            "score",
+            "max_score",
+            "language",
+            "version",
+            "started_at",
+            "finished_at",
+        ]
+
+
+class AttemptDetailSerializer(AttemptSerializer):
+    responses = ResponseSerializer(many=True)
+
+    class Meta(AttemptSerializer.Meta):
+        fields = [*AttemptSerializer.Meta.fields, "responses"]
+
+
+class SyncSerializer(serializers.Serializer):
+    state = serializers.CharField(allow_null=True)
+    last_error = serializers.CharField(allow_null=True)
+    synced_at = serializers.DateTimeField(allow_null=True)
+
+
+class GradeSerializer(serializers.ModelSerializer):
+    user = UserSerializer()
+    sync = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Grade
+        fields = [
+            "id",
+            "placement",
+            "user",
+            "score_given",
+            "score_maximum",
+            "grading_method",
+            "attempt_count",
+            "is_overridden",
+            "updated_at",
+            "sync",
+        ]
+
+    @extend_schema_field(SyncSerializer(allow_null=True))
+    def get_sync(self, grade: Grade) -> dict | None:
+        if grade.sync_state is None:
+            return None
+        return {
+            "state": grade.sync_state,
+            "last_error": grade.sync_error or None,
+            "synced_at": grade.sync_synced_at,
+        }
+
+
+class OverrideSerializer(serializers.ModelSerializer):
+    placement = serializers.IntegerField(source="grade.placement_id")
+    user = serializers.IntegerField(source="grade.user_id")
+    created_by = UserSerializer()
+
+    class Meta:
+        model = GradeOverride
+        fields = [
+            "id",
+            "placement",
+            "user",
+            "previous_score",
+            "score_given",
+            "reason",
+            "created_by",
+            "created_at",
+        ]
+
+
+class OverrideInputSerializer(serializers.Serializer):
+    placement = serializers.IntegerField(min_value=1)
+    user = serializers.IntegerField(min_value=1)
+    score_given = serializers.DecimalField(max_digits=9, decimal_places=3)
+    reason = serializers.CharField(max_length=2000, allow_blank=False, trim_whitespace=True)
+
+
+class RegradeSerializer(serializers.ModelSerializer):
+    created_by = UserSerializer(read_only=True)
+
+    class Meta:
+        model = Regrade
+        fields = [
+            "id",
+            "placement",
+            "created_by",
+            "created_at",
+            "attempts_changed",
+            "grades_changed",
+            "report",
+        ]
+        read_only_fields = fields
+
+
+class RegradeInputSerializer(serializers.Serializer):
+    placement = serializers.IntegerField(min_value=1)
+
+
+class RosterSerializer(serializers.ModelSerializer):
+    user = UserSerializer()
+    course = serializers.IntegerField(source="context_id")
+    lti_user_id = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Membership
+        fields = [
+            "id",
+            "course",
+            "user",
+            "lti_user_id",
+            "role",
+            "roles",
+            "is_active",
+            "has_launched",
+        ]
+
+    def get_lti_user_id(self, membership: Membership) -> str | None:
+        lti_user = getattr(membership.user, "lti_user", None)
+        return lti_user.sub if lti_user else None
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    course = serializers.IntegerField(source="context_id", allow_null=True, required=False)
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "course",
+            "can_write",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+        ]
+        read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
+
+
+class NewTokenSerializer(TokenSerializer):
+    token = serializers.CharField(read_only=True, help_text="Shown once; store it now.")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]

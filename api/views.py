@@ -1,0 +1,267 @@
+"""The grading API. Views scope querysets to the caller (api/access.py) and call the same
+services the pages use; they hold no domain logic."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, Subquery
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response as ApiResponse
+
+from assessments import services as assessment_services
+from assessments.errors import AssessmentError
+from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
+from gradesync.models import GradeSync
+from lti.models import Context, Membership, ResourceLink
+
+from . import filters, serializers
+from .access import ApiScope, scope_for
+from .exceptions import domain_error
+from .models import ApiToken
+from .tokens import create_token, revoke_token
+
+
+class ScopedViewSet(viewsets.GenericViewSet):
+    @property
+    def scope(self) -> ApiScope:
+        if not hasattr(self, "_scope"):
+            self._scope = scope_for(self.request)
+        return self._scope
+
+    def staff_placement(self, placement_id: int, *, write: bool) -> ResourceLink:
+        placement = (
+            ResourceLink.objects.select_related("context", "quiz__current_version")
+            .filter(self.scope.contexts("context_id"), pk=placement_id)
+            .first()
+        )
+        if placement is None:
+            raise NotFound("No such placement in your courses.")
+        allowed = (self.scope.may_write if write else self.scope.is_staff_of)(placement.context_id)
+        if not allowed:
+            raise PermissionDenied(
+                "This needs staff access to the course" + (" with a write token." if write else ".")
+            )
+        return placement
+
+
+class ActivityViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Activities that can be placed in a course (the quiz; labs later)."""
+
+    serializer_class = serializers.ActivitySerializer
+    queryset = Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
+    ordering_fields = ["slug"]
+    ordering = ["slug"]
+
+
+class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Placements (resource links) of activities in the caller's courses."""
+
+    queryset = ResourceLink.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.PlacementSerializer
+    filterset_class = filters.PlacementFilter
+    ordering_fields = ["id", "title"]
+    ordering = ["id"]
+
+    def get_queryset(self):
+        return ResourceLink.objects.filter(self.scope.contexts("context_id")).select_related(
+            "context", "quiz"
+        )
+
+
+class AttemptViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Attempts: staff see their courses', learners their own."""
+
+    queryset = Attempt.objects.none()  # for the schema; get_queryset scopes it
+
+    lookup_field = "public_id"
+    filterset_class = filters.AttemptFilter
+    ordering_fields = ["started_at", "finished_at", "score", "number"]
+    ordering = ["-started_at"]
+
+    def get_serializer_class(self):
+        if self.action == "retrieve":
+            return serializers.AttemptDetailSerializer
+        return serializers.AttemptSerializer
+
+    def get_queryset(self):
+        queryset = Attempt.objects.filter(
+            self.scope.rows("placement__context_id", "user")
+        ).select_related("user__lti_user", "quiz_version")
+        if self.action == "retrieve":
+            queryset = queryset.prefetch_related("responses__question", "responses__option")
+        return queryset
+
+
+class ResponseViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    queryset = Response.objects.none()  # for the schema; get_queryset scopes it
+    serializer_class = serializers.ResponseSerializer
+    filterset_class = filters.ResponseFilter
+    ordering_fields = ["answered_at", "id"]
+    ordering = ["id"]
+
+    def get_queryset(self):
+        return Response.objects.filter(
+            self.scope.rows("attempt__placement__context_id", "attempt__user")
+        ).select_related("attempt", "question", "option")
+
+
+class GradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Each student's current grade per placement, how it was computed and its sync state."""
+
+    queryset = Grade.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.GradeSerializer
+    filterset_class = filters.GradeFilter
+    ordering_fields = ["updated_at", "score_given", "id"]
+    ordering = ["id"]
+
+    def get_queryset(self):
+        latest = GradeSync.objects.filter(grade=OuterRef("pk")).order_by("-created_at", "-pk")
+        return (
+            Grade.objects.filter(self.scope.rows("placement__context_id", "user"))
+            .select_related("user__lti_user")
+            .annotate(
+                sync_state=Subquery(latest.values("state")[:1]),
+                sync_error=Subquery(latest.values("last_error")[:1]),
+                sync_synced_at=Subquery(latest.values("synced_at")[:1]),
+            )
+        )
+
+
+class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin):
+    """The audit trail of grade overrides; staff with write access create them."""
+
+    queryset = GradeOverride.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.OverrideSerializer
+    ordering_fields = ["created_at"]
+    ordering = ["-created_at"]
+
+    def get_queryset(self):
+        staff_only = self.scope.rows("grade__placement__context_id")
+        queryset = GradeOverride.objects.select_related("grade", "created_by__lti_user")
+        if self.scope.staff_contexts is not None:
+            queryset = queryset.filter(grade__placement__context_id__in=self.scope.staff_contexts)
+        return queryset.filter(staff_only)
+
+    @extend_schema(
+        request=serializers.OverrideInputSerializer, responses={201: serializers.OverrideSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        data = serializers.OverrideInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        placement = self.staff_placement(data.validated_data["placement"], write=True)
+        member = (
+            Membership.objects.select_related("user")
+            .filter(context_id=placement.context_id, user_id=data.validated_data["user"])
+            .first()
+        )
+        if member is None:
+            raise NotFound("No such student in this course.")
+        try:
+            override = assessment_services.override_grade(
+                placement=placement,
+                user=member.user,
+                score_given=data.validated_data["score_given"],
+                reason=data.validated_data["reason"],
+                actor=request.user,
+            )
+        except AssessmentError as error:
+            return domain_error(error)
+        body = serializers.OverrideSerializer(override).data
+        return ApiResponse(body, status=status.HTTP_201_CREATED)
+
+
+class RegradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin):
+    """Recompute a placement's attempts against the quiz's current key (after a key change)."""
+
+    queryset = Regrade.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.RegradeSerializer
+    ordering_fields = ["created_at"]
+    ordering = ["-created_at"]
+
+    def get_queryset(self):
+        queryset = Regrade.objects.select_related("created_by__lti_user")
+        if self.scope.staff_contexts is not None:
+            queryset = queryset.filter(placement__context_id__in=self.scope.staff_contexts)
+        return queryset
+
+    @extend_schema(
+        request=serializers.RegradeInputSerializer, responses={201: serializers.RegradeSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        data = serializers.RegradeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        placement = self.staff_placement(data.validated_data["placement"], write=True)
+        regrade = assessment_services.regrade_placement(placement=placement, actor=request.user)
+        return ApiResponse(
+            serializers.RegradeSerializer(regrade).data, status=status.HTTP_201_CREATED
+        )
+
+
+class RosterViewSet(ScopedViewSet, mixins.ListModelMixin):
+    """Course members (from launches and NRPS), for staff."""
+
+    queryset = Membership.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.RosterSerializer
+    filterset_class = filters.RosterFilter
+    ordering_fields = ["id"]
+    ordering = ["id"]
+
+    def get_queryset(self):
+        queryset = Membership.objects.select_related("user__lti_user")
+        if self.scope.staff_contexts is not None:
+            queryset = queryset.filter(context_id__in=self.scope.staff_contexts)
+        return queryset
+
+
+class TokenViewSet(
+    ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin
+):
+    """API tokens of the signed-in staff member (created from an LTI session, not a token)."""
+
+    queryset = ApiToken.objects.none()  # for the schema; get_queryset scopes it
+
+    serializer_class = serializers.TokenSerializer
+    ordering = ["-created_at"]
+
+    def get_queryset(self):
+        return ApiToken.objects.filter(created_by=self.request.user)
+
+    def _require_session(self) -> None:
+        if self.scope.token is not None:
+            raise PermissionDenied("Tokens are managed from a signed-in session, not a token.")
+
+    @extend_schema(
+        request=serializers.TokenSerializer, responses={201: serializers.NewTokenSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        self._require_session()
+        data = serializers.TokenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        course_id = data.validated_data.get("context_id")
+        if course_id is None:
+            if not request.user.is_superuser:
+                raise PermissionDenied("Only administrators may create site-wide tokens.")
+            context = None
+        else:
+            if not self.scope.is_staff_of(course_id):
+                raise NotFound("No such course among those you teach.")
+            context = get_object_or_404(Context, pk=course_id)
+        token, value = create_token(
+            actor=request.user,
+            name=data.validated_data["name"],
+            context=context,
+            can_write=data.validated_data.get("can_write", False),
+        )
+        body = {**serializers.TokenSerializer(token).data, "token": value}
+        return ApiResponse(body, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: ApiToken) -> None:
+        self._require_session()
+        revoke_token(instance)
