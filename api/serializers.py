@@ -244,3 +244,30 @@ class NewTokenSerializer(TokenSerializer):
 
     class Meta(TokenSerializer.Meta):
         fields = [*TokenSerializer.Meta.fields, "token"]
+
+
+class HistogramBinSerializer(serializers.Serializer):
+    score = serializers.IntegerField()
+    count = serializers.IntegerField()
+
+
+class OptionStatsSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    correct = serializers.BooleanField()
+    chosen = serializers.IntegerField()
+
+
+class QuestionStatsSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    position = serializers.IntegerField()
+    answered = serializers.IntegerField()
+    facility = serializers.FloatField(allow_null=True)
+    options = OptionStatsSerializer(many=True)
+
+
+class AnalyticsSerializer(serializers.Serializer):
+    attempts = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    mean_score = serializers.FloatField(allow_null=True)
+    score_histogram = HistogramBinSerializer(many=True)
+    questions = QuestionStatsSerializer(many=True)

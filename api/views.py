@@ -7,12 +7,14 @@ from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response as ApiResponse
 
 from assessments import services as assessment_services
 from assessments.errors import AssessmentError
 from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
+from assessments.selectors import placement_analytics
 from gradesync.models import GradeSync
 from lti.models import Context, Membership, ResourceLink
 
@@ -69,6 +71,13 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
         return ResourceLink.objects.filter(self.scope.contexts("context_id")).select_related(
             "context", "quiz"
         )
+
+    @extend_schema(responses=serializers.AnalyticsSerializer)
+    @action(detail=True, methods=["get"])
+    def analytics(self, request, pk=None):
+        """Summary statistics of the placement, for its course's staff."""
+        placement = self.staff_placement(int(pk), write=False)
+        return ApiResponse(serializers.AnalyticsSerializer(placement_analytics(placement)).data)
 
 
 class AttemptViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):

@@ -354,3 +354,44 @@ def test_a_date_filter_in_any_time_zone_selects_by_the_instant(world):
     local = started.astimezone(__import__("zoneinfo").ZoneInfo("Asia/Tokyo")).isoformat()
     body = world.client("staff").get("/api/v1/attempts/", {"started_after": local}).json()
     assert world.l1.pk in users_in(body)
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [("learner", 403), ("staff", 200), ("other_staff", 404), ("anonymous", 401),
+     ("course_token", 200), ("revoked_token", 401)],
+)
+def test_placement_analytics_for_staff(world, persona, status):
+    response = world.client(persona).get(f"/api/v1/placements/{world.a.pk}/analytics/")
+    assert response.status_code == status
+    if status == 200:
+        body = response.json()
+        assert (body["attempts"], body["finished"], body["mean_score"]) == (2, 2, 6.0)
+        assert [b["count"] for b in body["score_histogram"]] == [0, 0, 0, 0, 0, 1, 0, 1, 0]
+        q6 = next(q for q in body["questions"] if q["key"] == "q6")
+        assert q6["facility"] == 0.5 and q6["answered"] == 2  # l2 got it right, l1 did not
+        assert sum(option["chosen"] for option in q6["options"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [("learner", 403), ("staff", 201), ("other_staff", 404), ("anonymous", 401),
+     ("course_token", 403), ("write_token", 201), ("revoked_token", 401)],
+)
+def test_regrade_needs_staff_write_access(world, persona, status):
+    response = world.client(persona).post(
+        "/api/v1/regrades/", {"placement": world.a.pk}, content_type="application/json")
+    assert response.status_code == status
+    assert Regrade.objects.count() == (1 if status == 201 else 0)
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [("learner", 200), ("staff", 200), ("other_staff", 200), ("anonymous", 401),
+     ("course_token", 200), ("revoked_token", 401)],
+)
+def test_activities_are_listed_to_any_signed_in_caller(world, persona, status):
+    response = world.client(persona).get("/api/v1/activities/")
+    assert response.status_code == status
+    if status == 200:
+        assert [a["slug"] for a in response.json()["results"]] == ["gradient-checkpointing"]
