@@ -358,8 +358,14 @@ def test_a_date_filter_in_any_time_zone_selects_by_the_instant(world):
 
 @pytest.mark.parametrize(
     ("persona", "status"),
-    [("learner", 403), ("staff", 200), ("other_staff", 404), ("anonymous", 401),
-     ("course_token", 200), ("revoked_token", 401)],
+    [
+        ("learner", 403),
+        ("staff", 200),
+        ("other_staff", 404),
+        ("anonymous", 401),
+        ("course_token", 200),
+        ("revoked_token", 401),
+    ],
 )
 def test_placement_analytics_for_staff(world, persona, status):
     response = world.client(persona).get(f"/api/v1/placements/{world.a.pk}/analytics/")
@@ -375,20 +381,34 @@ def test_placement_analytics_for_staff(world, persona, status):
 
 @pytest.mark.parametrize(
     ("persona", "status"),
-    [("learner", 403), ("staff", 201), ("other_staff", 404), ("anonymous", 401),
-     ("course_token", 403), ("write_token", 201), ("revoked_token", 401)],
+    [
+        ("learner", 403),
+        ("staff", 201),
+        ("other_staff", 404),
+        ("anonymous", 401),
+        ("course_token", 403),
+        ("write_token", 201),
+        ("revoked_token", 401),
+    ],
 )
 def test_regrade_needs_staff_write_access(world, persona, status):
     response = world.client(persona).post(
-        "/api/v1/regrades/", {"placement": world.a.pk}, content_type="application/json")
+        "/api/v1/regrades/", {"placement": world.a.pk}, content_type="application/json"
+    )
     assert response.status_code == status
     assert Regrade.objects.count() == (1 if status == 201 else 0)
 
 
 @pytest.mark.parametrize(
     ("persona", "status"),
-    [("learner", 200), ("staff", 200), ("other_staff", 200), ("anonymous", 401),
-     ("course_token", 200), ("revoked_token", 401)],
+    [
+        ("learner", 200),
+        ("staff", 200),
+        ("other_staff", 200),
+        ("anonymous", 401),
+        ("course_token", 200),
+        ("revoked_token", 401),
+    ],
 )
 def test_activities_are_listed_to_any_signed_in_caller(world, persona, status):
     response = world.client(persona).get("/api/v1/activities/")
