@@ -143,6 +143,14 @@ def _deployment(payload: dict[str, Any], registration: Registration) -> Deployme
     return deployment
 
 
+# LTI core: ids such as sub, context.id and resource_link.id are at most 255 ASCII characters.
+MAX_ID_LENGTH = 255
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH
+
+
 def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: str) -> None:
     if payload.get(c.VERSION) != c.LTI_VERSION:
         raise LaunchError(f"The launch's LTI version is not {c.LTI_VERSION}.")
@@ -153,13 +161,16 @@ def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: st
             f"({c.RESOURCE_LINK_REQUEST}, {c.DEEP_LINKING_REQUEST})."
         )
     sub = payload.get("sub")
-    if not isinstance(sub, str) or not sub:
+    if not isinstance(sub, str) or not sub or len(sub) > MAX_ID_LENGTH:
         raise LaunchError("The launch does not identify the user (sub).")
+    context = payload.get(c.CONTEXT)
+    if context is not None and not (isinstance(context, dict) and _is_id(context.get("id"))):
+        raise LaunchError("The launch's context claim has no valid id.")
     if not isinstance(payload.get(c.ROLES), list):
         raise LaunchError("The launch has no roles claim.")
     if message_type == c.RESOURCE_LINK_REQUEST:
         link = payload.get(c.RESOURCE_LINK)
-        if not isinstance(link, dict) or not link.get("id"):
+        if not isinstance(link, dict) or not _is_id(link.get("id")):
             raise LaunchError("The launch has no resource link id.")
     else:
         dl = payload.get(c.DL_SETTINGS)

@@ -52,6 +52,11 @@ def _new_lti_user(registration: Registration, sub: str) -> LtiUser:
     return LtiUser(registration=registration, sub=sub, user=user)
 
 
+def _text(value: object, limit: int) -> str:
+    """A claim's value as text, or empty when the platform sent something that is not one."""
+    return value.strip()[:limit] if isinstance(value, str) else ""
+
+
 def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
     claims = message.claims
     lti_user = (
@@ -63,15 +68,15 @@ def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
         lti_user = _new_lti_user(message.registration, message.sub)
     user = lti_user.user
     # Personal data only when the platform sends it; an absent claim changes nothing.
-    name = claims.get("name") or " ".join(
-        part for part in (claims.get("given_name"), claims.get("family_name")) if part
-    )
+    given, family = _text(claims.get("given_name"), 150), _text(claims.get("family_name"), 150)
+    name = _text(claims.get("name"), 255) or " ".join(part for part in (given, family) if part)
     if name:
-        lti_user.name = name[:255]
-        user.first_name = str(claims.get("given_name") or name)[:150]
-        user.last_name = str(claims.get("family_name") or "")[:150]
-    if claims.get("email"):
-        lti_user.email = user.email = str(claims["email"])[:254]
+        lti_user.name = name
+        user.first_name = given or name[:150]
+        user.last_name = family
+    email = _text(claims.get("email"), 254)
+    if email:
+        lti_user.email = user.email = email
     lti_user.locale = message.locale[:35]
     user.save()
     lti_user.user = user
@@ -85,9 +90,9 @@ def _context(message: LaunchMessage) -> Context:
         deployment=message.deployment, context_id=str(claim.get("id") or NO_CONTEXT_ID)
     )
     updates = {
-        "title": str(claim.get("title") or ""),
-        "label": str(claim.get("label") or ""),
-        "nrps_url": str(message.claim(c.NRPS).get("context_memberships_url") or ""),
+        "title": _text(claim.get("title"), 255),
+        "label": _text(claim.get("label"), 255),
+        "nrps_url": _text(message.claim(c.NRPS).get("context_memberships_url"), 500),
     }
     changed = [name for name, value in updates.items() if value and getattr(context, name) != value]
     if changed:
@@ -105,8 +110,9 @@ def placement_settings_from_custom(custom: dict) -> dict:
         quiz = Quiz.objects.filter(slug=activity[5:], current_version__isnull=False).first()
         if quiz is not None:
             found["quiz"] = quiz
-    if str(custom.get(CUSTOM_MAX_ATTEMPTS, "")).isdigit():
-        found["max_attempts"] = int(custom[CUSTOM_MAX_ATTEMPTS])
+    attempts = str(custom.get(CUSTOM_MAX_ATTEMPTS, ""))
+    if attempts.isdigit() and int(attempts) <= 100:
+        found["max_attempts"] = int(attempts)
     if custom.get(CUSTOM_GRADING_METHOD) in GradingMethod.values:
         found["grading_method"] = custom[CUSTOM_GRADING_METHOD]
     return found
@@ -116,12 +122,12 @@ def _ags(message: LaunchMessage) -> dict:
     """What the launch's AGS claim grants; fields absent from the claim are left alone."""
     claim = message.claim(c.AGS_ENDPOINT)
     found = {}
-    if claim.get("lineitem"):
-        found["lineitem_url"] = str(claim["lineitem"])
-    if claim.get("lineitems"):
-        found["ags_lineitems_url"] = str(claim["lineitems"])
+    if _text(claim.get("lineitem"), 500):
+        found["lineitem_url"] = _text(claim["lineitem"], 500)
+    if _text(claim.get("lineitems"), 500):
+        found["ags_lineitems_url"] = _text(claim["lineitems"], 500)
     if isinstance(claim.get("scope"), list):
-        found["ags_scopes"] = [str(scope) for scope in claim["scope"]]
+        found["ags_scopes"] = [scope for scope in claim["scope"] if isinstance(scope, str)]
     return found
 
 
@@ -135,7 +141,7 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
         return ResourceLink.objects.create(
             context=context,
             resource_link_id=str(link["id"]),
-            title=str(link.get("title") or "")[:255],
+            title=_text(link.get("title"), 255),
             **ags,
             **settings_,
         )
@@ -240,11 +246,12 @@ def _record_member(context: Context, sub: str, member: dict) -> None:
     )
     if lti_user is None:
         lti_user = _new_lti_user(registration, sub)
-    name = str(member.get("name") or "")
+    name = _text(member.get("name"), 255)
     if name:
-        lti_user.name = name[:255]
-    if member.get("email"):
-        lti_user.email = str(member["email"])[:254]
+        lti_user.name = name
+    email = _text(member.get("email"), 254)
+    if email:
+        lti_user.email = email
     lti_user.save()
     roles = [str(role) for role in member.get("roles") or []]
     Membership.objects.update_or_create(

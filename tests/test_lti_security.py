@@ -222,3 +222,42 @@ def test_the_hand_built_launch_without_a_defect_is_accepted(client, platform):
     auth = start_login(client, platform)
     token = platform.sign(standard_claims(platform, auth, **{LTI + "target_link_uri": LAUNCH_URL}))
     assert post_launch(client, token, auth["state"]).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({LTI + "resource_link": {"id": 12345}}, "no resource link id"),
+        ({LTI + "resource_link": {"id": "x" * 256}}, "no resource link id"),
+        ({LTI + "context": "course-1"}, "context claim has no valid id"),
+        ({LTI + "context": {"id": ["a"]}}, "context claim has no valid id"),
+        ({"sub": "s" * 256}, "does not identify the user"),
+    ],
+)
+def test_malformed_ids_are_refused_not_stored(client, platform, overrides, reason):
+    auth = start_login(client, platform)
+    token = platform.sign(standard_claims(platform, auth, **overrides))
+    refused(post_launch(client, token, auth["state"]), 400, reason, client)
+
+
+def test_odd_optional_claims_are_ignored_not_fatal(client, platform):
+    auth = start_login(client, platform)
+    odd = {
+        "name": ["not", "a", "string"],
+        "given_name": 7,
+        "email": {"x": 1},
+        LTI + "custom": ["not", "a", "dict"],
+        LTI + "launch_presentation": "iframe",
+        "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": {
+            "lineitem": 5,
+            "scope": ["ok", 3],
+        },
+        LTI + "roles": [ROLE + "Learner", 42, None],
+    }
+    token = platform.sign(standard_claims(platform, auth, **odd))
+    response = post_launch(client, token, auth["state"])
+    assert response.status_code == 302
+    from lti.models import LtiUser, ResourceLink
+
+    assert LtiUser.objects.get().name == ""
+    assert ResourceLink.objects.get().lineitem_url == ""
