@@ -65,7 +65,7 @@ def scope_for(request: Request) -> ApiScope:
                 token,
             )
         still_staff = Membership.objects.filter(
-            user=token.created_by, context_id=token.context_id, role=Role.STAFF
+            user=token.created_by, context_id=token.context_id, role=Role.STAFF, is_active=True
         ).exists()
         contexts = frozenset({token.context_id}) if still_staff else NOTHING
         return ApiScope(request.user, contexts, NOTHING, token.can_write, token)

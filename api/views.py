@@ -76,6 +76,8 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     @action(detail=True, methods=["get"])
     def analytics(self, request, pk=None):
         """Summary statistics of the placement, for its course's staff."""
+        if not str(pk).isdigit() or len(str(pk)) > 18:
+            raise NotFound("No such placement in your courses.")
         placement = self.staff_placement(int(pk), write=False)
         return ApiResponse(serializers.AnalyticsSerializer(placement_analytics(placement)).data)
 
@@ -150,11 +152,8 @@ class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMi
     ordering = ["-created_at"]
 
     def get_queryset(self):
-        staff_only = self.scope.rows("grade__placement__context_id")
         queryset = GradeOverride.objects.select_related("grade", "created_by__lti_user")
-        if self.scope.staff_contexts is not None:
-            queryset = queryset.filter(grade__placement__context_id__in=self.scope.staff_contexts)
-        return queryset.filter(staff_only)
+        return queryset.filter(self.scope.rows("grade__placement__context_id"))
 
     @extend_schema(
         request=serializers.OverrideInputSerializer, responses={201: serializers.OverrideSerializer}

@@ -284,6 +284,9 @@ SPECTACULAR_SETTINGS = {
 # --- LTI 1.3 ----------------------------------------------------------------------
 # The tool's public base URL (https://quiz.example.edu/); empty: taken from each request.
 LTI_TOOL_URL = os.environ.get("LTI_TOOL_URL", "")
+# Dynamic registration needs this key in the registration URL (/lti/register/?key=…); without
+# one it is open only in DEBUG runs.
+LTI_REGISTRATION_KEY = os.environ.get("LTI_REGISTRATION_KEY", "")
 LTI_CLOCK_SKEW_SECONDS = int(os.environ.get("LTI_CLOCK_SKEW_SECONDS", "30"))
 LTI_STATE_TTL_SECONDS = int(os.environ.get("LTI_STATE_TTL_SECONDS", "600"))
 LTI_HTTP_CONNECT_TIMEOUT = float(os.environ.get("LTI_HTTP_CONNECT_TIMEOUT", "3.05"))

@@ -27,11 +27,11 @@ class GradeSyncAdmin(admin.ModelAdmin):
 
     @admin.action(description="Retry now")
     def retry(self, request, queryset):
-        count = 0
-        for sync in queryset.exclude(state=SyncState.SYNCED):
-            retry_now(sync)
-            count += 1
-        messages.info(request, f"{count} deliveries queued.")
+        count = sum(retry_now(sync) for sync in queryset.exclude(state=SyncState.SYNCED))
+        messages.info(
+            request,
+            f"{count} deliveries queued (delivered, in-flight and superseded ones are left alone).",
+        )
 
     def has_add_permission(self, request):
         return False

@@ -32,7 +32,6 @@ from .models import GradeSync, SyncState
 logger = logging.getLogger(__name__)
 
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
-LINEITEM_TAG = "grade"
 
 
 def unsyncable_reason(placement: ResourceLink) -> str | None:
@@ -131,7 +130,7 @@ def _lineitem_url(placement: ResourceLink) -> str:
         registration,
         placement.ags_lineitems_url,
         resource_link_id=placement.resource_link_id,
-        tag=LINEITEM_TAG,
+        tag=c.LINEITEM_TAG,
         label=placement.title or str(placement.quiz),
         score_maximum=float(placement.quiz.current_version.questions.count()),
         can_create=c.SCOPE_LINEITEM in placement.ags_scopes,
@@ -146,11 +145,14 @@ def _backoff_seconds(tries: int) -> float:
     return capped * random.uniform(0.75, 1.25)
 
 
-def _finish(sync: GradeSync, **fields) -> None:
+def _finish(sync: GradeSync, lease, **fields) -> bool:
+    """Record the outcome if this worker still holds the row's lease; a worker that lost it
+    (it ran past the lease and another took over) must not overwrite the newer outcome."""
     fields["claimed_until"] = None
+    updated = GradeSync.objects.filter(pk=sync.pk, claimed_until=lease).update(**fields)
     for name, value in fields.items():
         setattr(sync, name, value)
-    sync.save(update_fields=list(fields))
+    return bool(updated)
 
 
 def _enqueue_next_in_chain(sync: GradeSync) -> None:
@@ -171,12 +173,14 @@ def deliver(sync_id: int) -> str:
     sync = _claim(sync_id)
     if sync is None:
         return "skipped"
+    lease = sync.claimed_until
     placement = ResourceLink.objects.select_related(
         "context__deployment__registration", "quiz__current_version"
     ).get(pk=sync.placement_id)
     registration = placement.context.deployment.registration
     sub = LtiUser.objects.filter(user_id=sync.user_id).values_list("sub", flat=True).first()
-    sync.tries += 1
+    tries = sync.tries + 1
+    retry_in: float | None = None
     try:
         if sub is None:
             raise ags.PlatformRefused(_("This student never launched from the LMS."), 0)
@@ -185,59 +189,59 @@ def deliver(sync_id: int) -> str:
             registration, _lineitem_url(placement), score_payload(sync, sub, canvas=canvas)
         )
     except ags.ScoreOutdated as error:
-        _finish(
-            sync,
-            state=SyncState.SYNCED,
-            synced_at=timezone.now(),
-            tries=sync.tries,
-            last_status=409,
-            last_error=error.message,
-            outcome=_("The LMS already holds a newer score."),
-        )
-    except ags.PlatformUnavailable as error:
+        fields = {
+            "state": SyncState.SYNCED,
+            "synced_at": timezone.now(),
+            "last_status": 409,
+            "last_error": error.message,
+            "outcome": _("The LMS already holds a newer score."),
+        }
+    except ags.PlatformRefused as error:
+        logger.warning("grade sync refused id=%s error=%s", sync.pk, error.message)
+        fields = {
+            "state": SyncState.FAILED,
+            "last_status": error.status or None,
+            "last_error": error.message,
+            "outcome": _("The LMS refused the grade."),
+        }
+    except Exception as error:  # unavailable, or an answer we could not read: try again later
+        if isinstance(error, ags.PlatformUnavailable):
+            message, retry_after = error.message, error.retry_after
+        else:
+            logger.exception("grade sync unexpected error id=%s", sync.pk)
+            message, retry_after = f"{type(error).__name__}: {error}"[:1000], None
         age = (timezone.now() - sync.created_at).total_seconds()
         if age > settings.GRADESYNC_GIVE_UP_AFTER_SECONDS:
-            _finish(
-                sync,
-                state=SyncState.FAILED,
-                tries=sync.tries,
-                last_error=error.message,
-                outcome=_("Gave up after %(tries)s tries.") % {"tries": sync.tries},
+            logger.warning("grade sync gave up id=%s error=%s", sync.pk, message)
+            fields = {
+                "state": SyncState.FAILED,
+                "last_error": message,
+                "outcome": _("Gave up after %(tries)s tries.") % {"tries": tries},
+            }
+        else:
+            retry_in = min(
+                _backoff_seconds(tries) if retry_after is None else retry_after,
+                settings.GRADESYNC_BACKOFF_MAX_SECONDS,
             )
-            logger.warning("grade sync gave up id=%s error=%s", sync.pk, error.message)
-            return "failed"
-        delay = error.retry_after if error.retry_after is not None else _backoff_seconds(sync.tries)
-        _finish(
-            sync,
-            tries=sync.tries,
-            last_error=error.message,
-            next_attempt_at=timezone.now() + timedelta(seconds=delay),
-        )
-        _enqueue(sync.pk, countdown=delay)
-        return "retry"
-    except ags.PlatformRefused as error:
-        _finish(
-            sync,
-            state=SyncState.FAILED,
-            tries=sync.tries,
-            last_status=error.status or None,
-            last_error=error.message,
-            outcome=_("The LMS refused the grade."),
-        )
-        logger.warning("grade sync refused id=%s error=%s", sync.pk, error.message)
-        return "failed"
+            fields = {
+                "last_error": message,
+                "next_attempt_at": timezone.now() + timedelta(seconds=retry_in),
+            }
     else:
-        _finish(
-            sync,
-            state=SyncState.SYNCED,
-            synced_at=timezone.now(),
-            tries=sync.tries,
-            last_status=200,
-            last_error="",
-            outcome=_("Delivered."),
-        )
-    _enqueue_next_in_chain(sync)
-    return "synced"
+        fields = {
+            "state": SyncState.SYNCED,
+            "synced_at": timezone.now(),
+            "last_status": 200,
+            "last_error": "",
+            "outcome": _("Delivered."),
+        }
+    if not _finish(sync, lease, tries=tries, **fields):
+        return "lease lost"
+    if retry_in is not None:
+        _enqueue(sync.pk, countdown=retry_in)
+        return "retry"
+    _enqueue_next_in_chain(sync)  # a final outcome, either way: the next change may go
+    return str(sync.state)
 
 
 def requeue_due(limit: int = 1000) -> int:
@@ -257,11 +261,22 @@ def requeue_due(limit: int = 1000) -> int:
 
 
 @transaction.atomic
-def retry_now(sync: GradeSync) -> GradeSync:
-    """An instructor's or administrator's retry of a failed or waiting delivery."""
-    sync.state = SyncState.PENDING
-    sync.next_attempt_at = timezone.now()
-    sync.claimed_until = None
-    sync.save(update_fields=["state", "next_attempt_at", "claimed_until"])
-    transaction.on_commit(lambda: _enqueue(sync.pk))
-    return sync
+def retry_now(sync: GradeSync) -> bool:
+    """An instructor's or administrator's retry of a failed or waiting delivery. Refused
+    (False) for a delivered row, one a worker holds now, or one a newer change supersedes."""
+    row = GradeSync.objects.select_for_update().get(pk=sync.pk)
+    now = timezone.now()
+    newer = GradeSync.objects.filter(user_id=row.user_id, placement_id=row.placement_id).filter(
+        Q(created_at__gt=row.created_at) | Q(created_at=row.created_at, pk__gt=row.pk)
+    )
+    if (
+        row.state == SyncState.SYNCED
+        or (row.claimed_until is not None and row.claimed_until > now)
+        or newer.exists()
+    ):
+        return False
+    GradeSync.objects.filter(pk=row.pk).update(
+        state=SyncState.PENDING, next_attempt_at=now, claimed_until=None
+    )
+    transaction.on_commit(lambda: _enqueue(row.pk))
+    return True

@@ -58,13 +58,15 @@ class ScoreOutdated(PlatformError):
 
 
 def _retry_after(response: requests.Response) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if unreadable."""
     value = response.headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    if value.isdigit():
+    if re.fullmatch(r"[0-9]{1,9}", value):
         return float(value)
-    parsed = email.utils.parsedate_to_datetime(value) if value else None
-    return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(moment.timestamp() - time.time(), 0.0)
 
 
 def _reason(response: requests.Response) -> str:
@@ -200,8 +202,12 @@ def find_or_create_lineitem(
     except ValueError as error:
         raise PlatformUnavailable("The platform's line items are not JSON.") from error
     for item in items if isinstance(items, list) else []:
-        if item.get("resourceLinkId") == resource_link_id and item.get("id"):
-            return str(item["id"])
+        if (
+            isinstance(item, dict)
+            and item.get("resourceLinkId") == resource_link_id
+            and isinstance(item.get("id"), str)
+        ):
+            return item["id"]
     if not can_create:
         raise PlatformRefused(
             "The platform has no line item for this link and lets us create none.", 404

@@ -36,7 +36,7 @@ def quiz_content_item(
             "scoreMaximum": quiz.current_version.questions.count(),
             "label": title,
             "resourceId": f"quiz:{quiz.slug}",
-            "tag": "quiz",
+            "tag": c.LINEITEM_TAG,
         },
     }
 

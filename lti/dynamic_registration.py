@@ -80,7 +80,11 @@ def _json(response: requests.Response, what: str) -> dict[str, Any]:
 
 
 def fetch_platform_configuration(url: str) -> dict[str, Any]:
-    if urlsplit(url).scheme not in {"http", "https"}:
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError:
+        scheme = ""
+    if scheme not in {"http", "https"} or "\x00" in url:
         raise RegistrationError("openid_configuration must be an http(s) URL.")
     try:
         response = http.get(url, headers={"Accept": "application/json"})
@@ -103,16 +107,31 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
     missing = [name for name in required if not isinstance(config.get(name), str)]
     if missing:
         raise RegistrationError(f"The platform's configuration lacks {', '.join(missing)}.")
-    # The configuration must come from the issuer's own site (LTI DR §3.5.1).
-    if urlsplit(config["issuer"]).netloc != urlsplit(url).netloc:
+    # The configuration, and where we post our registration, must be the issuer's own site
+    # (LTI DR §3.5.1); we never post to a third host named by a configuration.
+    issuer_host = _host(config["issuer"])
+    if issuer_host != _host(url):
         raise RegistrationError("The configuration's issuer is not the site that served it.")
+    if _host(config["registration_endpoint"]) != issuer_host:
+        raise RegistrationError("The registration endpoint is not on the issuer's site.")
+    for name in required:
+        if len(config[name]) > 500 or urlsplit(config[name]).scheme not in {"http", "https"}:
+            raise RegistrationError(f"The platform's {name} is not a usable URL.")
     return config
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).netloc
+    except ValueError:
+        return ""
 
 
 @transaction.atomic
 def _store(config: dict[str, Any], reply: dict[str, Any]) -> Registration:
     tool_config = reply.get(TOOL_CONFIGURATION) or {}
     platform = config.get(PLATFORM_CONFIGURATION) or {}
+    scope = reply.get("scope")
     registration, _ = Registration.objects.update_or_create(
         issuer=config["issuer"],
         client_id=str(reply["client_id"]),
@@ -121,9 +140,9 @@ def _store(config: dict[str, Any], reply: dict[str, Any]) -> Registration:
             "auth_login_url": config["authorization_endpoint"],
             "auth_token_url": config["token_endpoint"],
             "keyset_url": config["jwks_uri"],
-            "auth_audience": str(config.get("authorization_server") or ""),
-            "product_family_code": str(platform.get("product_family_code") or ""),
-            "scopes": str(reply.get("scope") or "").split(),
+            "auth_audience": str(config.get("authorization_server") or "")[:500],
+            "product_family_code": str(platform.get("product_family_code") or "")[:100],
+            "scopes": scope.split() if isinstance(scope, str) else [],
             "is_active": True,
         },
     )
@@ -156,10 +175,16 @@ def register_with_platform(
             response.text[:500],
         )
         raise RegistrationError(
-            f"The platform refused the registration (HTTP {response.status_code}): "
-            f"{response.text[:300]}"
+            f"The platform refused the registration (HTTP {response.status_code})."
         )
     reply = _json(response, "registration answer")
-    if not reply.get("client_id"):
-        raise RegistrationError("The platform's registration answer has no client_id.")
+    client_id = reply.get("client_id")
+    tool_config = reply.get(TOOL_CONFIGURATION, {})
+    deployment_id = tool_config.get("deployment_id", "") if isinstance(tool_config, dict) else None
+    if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
+        raise RegistrationError("The platform's registration answer has no usable client_id.")
+    if not isinstance(deployment_id, str | int) or len(str(deployment_id)) > 255:
+        raise RegistrationError("The platform's registration answer has no usable deployment id.")
+    if not isinstance(config.get(PLATFORM_CONFIGURATION, {}), dict):
+        raise RegistrationError("The platform's LTI configuration is not an object.")
     return _store(config, reply)

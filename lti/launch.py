@@ -147,6 +147,17 @@ def _deployment(payload: dict[str, Any], registration: Registration) -> Deployme
 MAX_ID_LENGTH = 255
 
 
+def _has_nul(value: object) -> bool:
+    """Whether any string inside the claims holds a NUL, which no database text can store."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
 def _is_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH
 
@@ -189,8 +200,10 @@ def validate_launch(*, id_token: str, login: LoginState, tool_base_url: str) -> 
     try:
         header = jwt.get_unverified_header(id_token)
         unverified = jwt.decode(id_token, options={"verify_signature": False})
-    except jwt.DecodeError as error:
+    except jwt.InvalidTokenError as error:
         raise LaunchError("The id_token is not a signed JWT.") from error
+    if _has_nul(unverified) or "\x00" in id_token:
+        raise LaunchError("The launch contains a NUL character.")
     if header.get("alg") not in ALLOWED_ALGORITHMS:
         raise LaunchError(
             f"The launch is signed with {header.get('alg')!r}; only RS256 is accepted."

@@ -47,7 +47,10 @@ def _state_key(state: str) -> str:
 
 def is_tool_url(url: str, tool_base_url: str) -> bool:
     """Whether the URL points into this tool (same scheme, host and port, below its path)."""
-    target, base = urlsplit(url), urlsplit(tool_base_url)
+    try:
+        target, base = urlsplit(url), urlsplit(tool_base_url)
+    except ValueError:  # not a URL at all, e.g. "http://[x"
+        return False
     return (
         target.scheme == base.scheme
         and target.netloc == base.netloc
@@ -73,6 +76,8 @@ def _registration_for_login(issuer: str, client_id: str) -> Registration:
 def initiate_login(
     params: Mapping[str, str], *, tool_base_url: str, launch_url: str
 ) -> LoginRedirect:
+    if any("\x00" in str(value) for value in params.values()):
+        raise LaunchError("The login request contains a NUL character.")
     issuer = params.get("iss", "")
     login_hint = params.get("login_hint", "")
     target_link_uri = params.get("target_link_uri", "")

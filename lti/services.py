@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -111,7 +112,7 @@ def placement_settings_from_custom(custom: dict) -> dict:
         if quiz is not None:
             found["quiz"] = quiz
     attempts = str(custom.get(CUSTOM_MAX_ATTEMPTS, ""))
-    if attempts.isdigit() and int(attempts) <= 100:
+    if re.fullmatch(r"[0-9]{1,3}", attempts) and int(attempts) <= 100:
         found["max_attempts"] = int(attempts)
     if custom.get(CUSTOM_GRADING_METHOD) in GradingMethod.values:
         found["grading_method"] = custom[CUSTOM_GRADING_METHOD]
@@ -226,17 +227,21 @@ def sync_roster(context: Context) -> int:
     from .ags import roster_pages
 
     registration = context.deployment.registration
-    seen = 0
+    present: set[str] = set()
     for page in roster_pages(registration, context.nrps_url):
         with transaction.atomic():
             for member in page:
-                sub = str(member.get("user_id") or "")
-                if not sub:
+                sub = _text(member.get("user_id"), 255)
+                if not sub or "\x00" in str(member):
                     continue
-                seen += 1
+                present.add(sub)
                 _record_member(context, sub, member)
+    # Members the LMS no longer lists have left the course (and their tokens stop working).
+    Membership.objects.filter(context=context, is_active=True).exclude(
+        user__lti_user__sub__in=present
+    ).update(is_active=False)
     Context.objects.filter(pk=context.pk).update(roster_synced_at=timezone.now())
-    return seen
+    return len(present)
 
 
 def _record_member(context: Context, sub: str, member: dict) -> None:

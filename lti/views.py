@@ -5,6 +5,7 @@ a page, or a refusal page that says in plain words what was wrong (4xx, logged).
 
 from __future__ import annotations
 
+import hmac
 import logging
 import secrets
 from urllib.parse import urlsplit
@@ -39,6 +40,15 @@ logger = logging.getLogger(__name__)
 
 DEEP_LINK_SESSION_KEY = "lti_deep_links"
 AUTH_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def registration_key_ok(key: str) -> bool:
+    """Dynamic registration is open only with the server's registration key (any platform
+    that registers can sign launches and frame the tool), or in local DEBUG runs without one."""
+    expected = settings.LTI_REGISTRATION_KEY
+    if not expected:
+        return settings.DEBUG
+    return hmac.compare_digest(key.encode(), expected.encode())
 
 
 def tool_base_url(request: HttpRequest) -> str:

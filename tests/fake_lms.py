@@ -35,6 +35,7 @@ class FakeLms:
         self.failure_rates: dict[str, float] = {}
         self.scripted: list[str] = []  # modes for the next score posts, in order
         self.hang_seconds = 1.5
+        self.retry_after = "1"
         self.tokens: dict[str, tuple[float, set[str]]] = {}
         self.token_requests = 0
         self.counts: Counter = Counter()
@@ -169,7 +170,7 @@ class FakeLms:
                 if mode == "500":
                     return self._send(500, {"error": "internal error"})
                 if mode == "429":
-                    return self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
+                    return self._send(429, {"error": "slow down"}, {"Retry-After": lms.retry_after})
                 scopes = self._scopes()
                 if scopes is None:
                     return self._send(401, {"error": "invalid token"})

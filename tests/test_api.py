@@ -415,3 +415,8 @@ def test_activities_are_listed_to_any_signed_in_caller(world, persona, status):
     assert response.status_code == status
     if status == 200:
         assert [a["slug"] for a in response.json()["results"]] == ["gradient-checkpointing"]
+
+
+def test_a_non_numeric_placement_id_is_a_404(world):
+    response = world.client("staff").get("/api/v1/placements/abc/analytics/")
+    assert response.status_code == 404

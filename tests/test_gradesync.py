@@ -218,3 +218,47 @@ def test_only_staff_may_refresh_the_roster_or_retry(course, fake_lms):
     assert client.post(reverse("lti:roster-refresh", args=[course.pk])).status_code == 403
     sync = GradeSync.objects.get()
     assert client.post(reverse("gradesync:retry", args=[sync.pk])).status_code == 403
+
+
+@pytest.mark.parametrize("retry_after", ["soon", "²", "99999999999999"])
+def test_odd_retry_after_values_still_retry_within_the_maximum(
+    course, fake_lms, retry_after, settings
+):
+    settings.GRADESYNC_BACKOFF_MAX_SECONDS = 60
+    fake_lms.scripted = ["429"]
+    fake_lms.retry_after = retry_after
+    finish_attempt(student(course, "s1"), course, correct=3)
+    sync = GradeSync.objects.get()
+    assert services.deliver(sync.pk) == "retry"
+    sync.refresh_from_db()
+    assert (sync.next_attempt_at - sync.created_at).total_seconds() < 61 + 5
+    assert sync.tries == 1
+
+
+def test_a_failed_delivery_lets_the_next_change_go(fake_lms, quiz):
+    course = graded_placement(fake_lms, quiz)
+    course.grading_method = "last"
+    course.save()
+    user = student(course, "s1")
+    finish_attempt(user, course, correct=2)
+    finish_attempt(user, course, correct=7)
+    older, newer = GradeSync.objects.order_by("pk")
+    GradeSync.objects.filter(pk=older.pk).update(state=SyncState.FAILED)
+    assert services.deliver(newer.pk) == "synced"
+    # Retrying the older, superseded change is refused; so is retrying a delivered one.
+    assert services.retry_now(older) is False and services.retry_now(newer) is False
+
+
+def test_roster_sync_deactivates_members_who_left(course, fake_lms):
+    from lti.models import Membership
+    from lti.services import sync_roster
+
+    fake_lms.members = [
+        {"user_id": "a", "roles": ["Learner"], "status": "Active"},
+        {"user_id": "b", "roles": ["Instructor"], "status": "Active"},
+    ]
+    sync_roster(course.context)
+    fake_lms.members = fake_lms.members[:1]
+    sync_roster(course.context)
+    active = dict(Membership.objects.values_list("user__lti_user__sub", "is_active"))
+    assert active == {"a": True, "b": False}

@@ -261,3 +261,41 @@ def test_odd_optional_claims_are_ignored_not_fatal(client, platform):
 
     assert LtiUser.objects.get().name == ""
     assert ResourceLink.objects.get().lineitem_url == ""
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"iss": "\x00"}, {"target_link_uri": "http://[x"}, {"login_hint": "a\x00b"}],
+)
+def test_hostile_login_parameters_are_a_400(client, platform, params):
+    query = {**platform.login_initiation(user_id="u"), **params}
+    assert client.get("/lti/login/", query).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("headers", "overrides"),
+    [
+        ({"kid": 123}, {}),
+        ({"kid": "k", "crit": ["unknown"]}, {}),
+        (None, {"iss": "a\x00b"}),
+        (None, {"sub": "a\x00b"}),
+        (None, {LTI + "target_link_uri": "http://[x"}),
+    ],
+)
+def test_hostile_launch_tokens_are_a_400(client, platform, headers, overrides):
+    auth = start_login(client, platform)
+    token = platform.sign(standard_claims(platform, auth, **overrides), headers=headers)
+    response = post_launch(client, token, auth["state"])
+    assert response.status_code == 400 and "_auth_user_id" not in client.session
+
+
+def test_a_non_string_kid_is_a_400(client, platform):
+    auth = start_login(client, platform)
+
+    def part(data: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    token = ".".join(
+        [part({"alg": "RS256", "kid": 123}), part(standard_claims(platform, auth)), "c2ln"]
+    )
+    assert post_launch(client, token, auth["state"]).status_code == 400

@@ -1,4 +1,5 @@
 import json
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -28,6 +29,12 @@ class Command(BaseCommand):
                 "Give --base-url https://your-tool.example.edu/ or set LTI_TOOL_URL."
             )
         urls = tool_urls(base_url)
+        key = settings.LTI_REGISTRATION_KEY
+        registration_url = (
+            f"{urls['register']}?{urlencode({'key': key})}"
+            if key
+            else f"{urls['register']} (set LTI_REGISTRATION_KEY to enable it outside DEBUG)"
+        )
         signing_key()  # the JWKS must have a key before a platform fetches it
         if format in ("moodle", "all"):
             self.stdout.write(
@@ -53,7 +60,7 @@ class Command(BaseCommand):
                     "Use this service to retrieve members' information",
                 ),
                 ("Share launcher's name / email with tool", "Always (optional)"),
-                ("Dynamic registration URL (instead of all the above)", urls["register"]),
+                ("Dynamic registration URL (instead of all the above)", registration_url),
             ]:
                 self.stdout.write(f"  {label}: {value}")
         if format in ("canvas", "all"):
