@@ -93,7 +93,9 @@ def _raise_for(response: requests.Response, what: str) -> None:
 
 
 def _token_cache_key(registration: Registration, scopes: list[str]) -> str:
-    identity = "\n".join([registration.auth_token_url, registration.client_id, *sorted(scopes)])
+    identity = "\n".join(
+        [str(registration.pk), registration.auth_token_url, registration.client_id, *sorted(scopes)]
+    )
     return f"lti:token:{hashlib.sha256(identity.encode()).hexdigest()}"
 
 

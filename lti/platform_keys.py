@@ -44,6 +44,11 @@ def _find(keyset: dict, kid: str) -> dict | None:
     )
 
 
+def forget_keyset(keyset_url: str) -> None:
+    """Drop the cached keyset and the refetch limit, e.g. after fixing a registration."""
+    cache.delete_many([_cache_key(keyset_url, "set"), _cache_key(keyset_url, "refetch")])
+
+
 def platform_key(keyset_url: str, kid: str) -> jwt.PyJWK:
     keyset = cache.get(_cache_key(keyset_url, "set")) or _fetch(keyset_url)
     jwk = _find(keyset, kid)

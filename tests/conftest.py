@@ -55,9 +55,14 @@ def learner_client(learner_membership) -> Client:
 
 @pytest.fixture
 def platform_server():
+    from lti.platform_keys import forget_keyset
+
     from .lti_platform import PlatformServer
 
     server = PlatformServer()
+    # The cache (Redis) outlives tests: a port reused from an earlier test must not bring
+    # that test's keyset or refetch limit with it.
+    forget_keyset(server.url("/jwks"))
     yield server
     server.stop()
 
