@@ -202,6 +202,31 @@ def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
     return max(fractions_by_number)
 
 
+def _locked_grade(
+    user: AbstractBaseUser, placement: ResourceLink, method: str
+) -> tuple[Grade, bool]:
+    """The student's grade row, locked for this transaction; made (as a placeholder the
+    caller fills in) when there is none. A concurrent first grade (a student finishing while
+    staff override) waits on the unique index, then takes the row the other one made."""
+    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    if grade is not None:
+        return grade, False
+    try:
+        with transaction.atomic():
+            grade = Grade.objects.create(
+                user=user,
+                placement=placement,
+                score_given=0,
+                score_maximum=0,
+                grading_method=method,
+                attempt_count=0,
+                updated_at=timezone.now(),
+            )
+        return grade, True
+    except IntegrityError:
+        return Grade.objects.select_for_update().get(user=user, placement=placement), False
+
+
 @transaction.atomic
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
     """Recompute the student's grade on the placement from their finished attempts. A
@@ -218,15 +243,14 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
     score_maximum = Decimal(quiz.current_version.questions.count())
     score_given = (_grade_fraction(method, fractions) * score_maximum).quantize(Decimal("0.001"))
-    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
-    if grade is not None and (
+    grade, created = _locked_grade(user, placement, method)
+    if not created and (
         grade.is_overridden
         or (grade.score_given, grade.score_maximum) == (score_given, score_maximum)
     ):
         grade.attempt_count = len(finished)
         grade.save(update_fields=["attempt_count"])
         return grade  # unchanged: nothing new for the gradebook
-    grade = grade or Grade(user=user, placement=placement)
     grade.score_given = score_given
     grade.score_maximum = score_maximum
     grade.grading_method = method
@@ -256,15 +280,8 @@ def override_grade(
         raise InvalidInput(
             _("The score must be between 0 and %(maximum)s.") % {"maximum": score_maximum}
         )
-    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
-    previous = grade.score_given if grade else None
-    if grade is None:
-        grade = Grade(
-            user=user,
-            placement=placement,
-            attempt_count=0,
-            grading_method=attempt_policy(placement).grading_method,
-        )
+    grade, created = _locked_grade(user, placement, attempt_policy(placement).grading_method)
+    previous = None if created else grade.score_given
     grade.score_given = score_given.quantize(Decimal("0.001"))
     grade.score_maximum = score_maximum
     grade.is_overridden = True
