@@ -87,6 +87,16 @@ def users_in(body: dict) -> set[int]:
     return {row["user"]["id"] for row in body["results"]}
 
 
+# Who may write (overrides, regrades): staff of the course in a session, or a write token.
+WRITE_ACCESS = [
+    ("learner", 403),
+    ("staff", 201),
+    ("other_staff", 404),
+    ("anonymous", 401),
+    ("course_token", 403),
+    ("write_token", 201),
+    ("revoked_token", 401),
+]
 PERSONAS = ["learner", "staff", "other_staff", "anonymous", "course_token", "revoked_token"]
 
 
@@ -163,18 +173,7 @@ def test_attempt_detail_of_another_student(world, persona, status):
         assert response.json()["error"]["message"] == "Not found, or not yours to see."
 
 
-@pytest.mark.parametrize(
-    ("persona", "status"),
-    [
-        ("learner", 403),
-        ("staff", 201),
-        ("other_staff", 404),
-        ("anonymous", 401),
-        ("course_token", 403),
-        ("write_token", 201),
-        ("revoked_token", 401),
-    ],
-)
+@pytest.mark.parametrize(("persona", "status"), WRITE_ACCESS)
 def test_override_needs_staff_write_access_to_the_course(world, persona, status):
     response = world.client(persona).post(
         "/api/v1/overrides/",
@@ -379,18 +378,7 @@ def test_placement_analytics_for_staff(world, persona, status):
         assert sum(option["chosen"] for option in q6["options"]) == 2
 
 
-@pytest.mark.parametrize(
-    ("persona", "status"),
-    [
-        ("learner", 403),
-        ("staff", 201),
-        ("other_staff", 404),
-        ("anonymous", 401),
-        ("course_token", 403),
-        ("write_token", 201),
-        ("revoked_token", 401),
-    ],
-)
+@pytest.mark.parametrize(("persona", "status"), WRITE_ACCESS)
 def test_regrade_needs_staff_write_access(world, persona, status):
     response = world.client(persona).post(
         "/api/v1/regrades/", {"placement": world.a.pk}, content_type="application/json"
