@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 from rest_framework.request import Request
 
-from lti.access import SESSION_KEY
+from lti.access import launched_contexts
 from lti.models import Membership, Role
 
 from .models import ApiToken
@@ -69,7 +69,7 @@ def scope_for(request: Request) -> ApiScope:
         ).exists()
         contexts = frozenset({token.context_id}) if still_staff else NOTHING
         return ApiScope(request.user, contexts, NOTHING, token.can_write, token)
-    launched = request.session.get(SESSION_KEY, {}) if hasattr(request, "session") else {}
-    staff = frozenset(int(pk) for pk, role in launched.items() if role == Role.STAFF)
-    learner = frozenset(int(pk) for pk, role in launched.items() if role != Role.STAFF)
+    launched = launched_contexts(request)
+    staff = frozenset(pk for pk, role in launched.items() if role == Role.STAFF)
+    learner = frozenset(pk for pk, role in launched.items() if role != Role.STAFF)
     return ApiScope(request.user, staff, learner, can_write=True)

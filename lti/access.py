@@ -17,9 +17,15 @@ def grant_launch(request: HttpRequest, membership: Membership) -> None:
     request.session[SESSION_KEY] = launched
 
 
+def launched_contexts(request: HttpRequest) -> dict[int, Role]:
+    """Every course this session was launched into, with the role of that launch."""
+    session = getattr(request, "session", None)
+    launched = session.get(SESSION_KEY, {}) if session is not None else {}
+    return {int(context_id): Role(role) for context_id, role in launched.items()}
+
+
 def launched_role(request: HttpRequest, context_id: int) -> Role | None:
-    role = request.session.get(SESSION_KEY, {}).get(str(context_id))
-    return Role(role) if role else None
+    return launched_contexts(request).get(context_id)
 
 
 def placement_in_launch(
