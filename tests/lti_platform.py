@@ -133,12 +133,11 @@ class PlatformServer:
         self.httpd.server_close()
 
 
-# The LMS course page: the tool in an iframe, and the LTI platform-storage side of the
-# postMessage protocol (lti.put_data / lti.get_data), logging what it was asked.
+# The LMS course page: the LTI platform-storage side of the postMessage protocol
+# (lti.put_data / lti.get_data, logging what it was asked), listening before the tool's
+# iframe exists, as a platform's page does; then the tool in an iframe.
 COURSE_PAGE = """<!doctype html><html lang="en"><head><title>Course</title></head><body>
 <h1>Deep Learning Systems</h1>
-<iframe name="tool" title="Checkpointing Lab" src="TOOL_LOGIN_URL" width="900" height="800"
-  allow="clipboard-write"></iframe>
 <script>
   window.storageLog = [];
   var stored = {};
@@ -156,7 +155,10 @@ COURSE_PAGE = """<!doctype html><html lang="en"><head><title>Course</title></hea
                                event.origin);
     }
   });
-</script></body></html>"""
+</script>
+<iframe name="tool" title="Checkpointing Lab" src="TOOL_LOGIN_URL" width="900" height="800"
+  allow="clipboard-write"></iframe>
+</body></html>"""
 
 AUTO_POST = """<!doctype html><html lang="en"><head><title>Launching</title></head><body>
 <form method="post" action="LAUNCH_URL"><input type="hidden" name="id_token" value="ID_TOKEN">
