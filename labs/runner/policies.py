@@ -1,0 +1,204 @@
+"""Checkpointing policies as data.
+
+Students describe a policy in JSON; it is validated strictly and turned into a plan of
+segments before anything runs. Every kind reduces to the same plan: a list of segments that
+tile the blocks, each checkpointed or not, possibly with segments inside, plus the op kinds
+that selective checkpointing keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "OP_KINDS",
+    "POLICY_KINDS",
+    "Plan",
+    "PolicyError",
+    "Segment",
+    "parse_policy",
+    "uniform_segments",
+]
+
+POLICY_KINDS = ("none", "every_block", "segments", "sqrt", "boundaries", "nested", "selective")
+OP_KINDS = ("matmul", "attention", "norm", "pointwise")
+MAX_NESTING = 3
+MAX_POLICY_CHARS = 20_000
+
+
+class PolicyError(ValueError):
+    """The policy is not valid for this model; the message says why, for the student."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int
+    end: int
+    checkpoint: bool
+    children: tuple[Segment, ...] = ()
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"start": self.start, "end": self.end, "checkpoint": self.checkpoint}
+        if self.children:
+            data["segments"] = [child.as_dict() for child in self.children]
+        return data
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the runner executes: top-level segments, the op kinds that selective
+    checkpointing saves (``None`` when it is not selective) and RNG preservation."""
+
+    kind: str
+    segments: tuple[Segment, ...]
+    save_ops: frozenset[str] | None = None
+    preserve_rng_state: bool = True
+    source: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def is_single_level(self) -> bool:
+        return self.save_ops is None and not any(s.children for s in self.segments)
+
+    @property
+    def checkpointed_blocks(self) -> int:
+        return sum(s.length for s in self.segments if s.checkpoint)
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "segments": [segment.as_dict() for segment in self.segments],
+            "preserve_rng_state": self.preserve_rng_state,
+        }
+        if self.save_ops is not None:
+            data["save"] = sorted(self.save_ops)
+        return data
+
+
+def uniform_segments(blocks: int, size: int) -> tuple[Segment, ...]:
+    """Segments of ``size`` blocks (the last one shorter if it does not divide), all
+    checkpointed; a single segment of all blocks is left unchecked, which is the same."""
+    return tuple(
+        Segment(start, min(start + size, blocks), True) for start in range(0, blocks, size)
+    )
+
+
+def sqrt_segment_size(blocks: int) -> int:
+    return max(1, round(math.sqrt(blocks)))
+
+
+def _whole(data: Mapping[str, Any], key: str, lower: int, upper: int) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PolicyError(f"'{key}' must be a whole number")
+    if not lower <= value <= upper:
+        raise PolicyError(f"'{key}' must be between {lower} and {upper}; it is {value}")
+    return value
+
+
+def _only_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise PolicyError(f"unknown field(s) in {where}: {', '.join(map(repr, unknown))}")
+
+
+def _segments(raw: Any, start: int, end: int, depth: int, max_depth: int) -> tuple[Segment, ...]:
+    where = f"blocks {start}–{end}"
+    if not isinstance(raw, list) or not raw:
+        raise PolicyError(f"'segments' for {where} must be a non-empty list")
+    if len(raw) > end - start:
+        raise PolicyError(f"more segments than blocks in {where}")
+    segments = []
+    position = start
+    for item in raw:
+        if not isinstance(item, dict):
+            raise PolicyError("each segment must be an object with start, end and checkpoint")
+        _only_keys(item, {"start", "end", "checkpoint", "segments"}, "a segment")
+        first = _whole(item, "start", 0, end)
+        last = _whole(item, "end", 0, end)
+        if first < position:
+            raise PolicyError(f"segment {first}–{last} overlaps the one before it")
+        if first > position:
+            raise PolicyError(f"blocks {position}–{first} are in no segment")
+        if last <= first or last > end:
+            raise PolicyError(f"segment {first}–{last} must end after it starts, by {end} at most")
+        checkpoint = item.get("checkpoint", False)
+        if not isinstance(checkpoint, bool):
+            raise PolicyError("'checkpoint' must be true or false")
+        children: tuple[Segment, ...] = ()
+        if "segments" in item:
+            if depth + 1 >= max_depth:
+                raise PolicyError(
+                    "segments cannot be nested here"
+                    if max_depth == 1
+                    else f"segments nest at most {max_depth} deep"
+                )
+            children = _segments(item["segments"], first, last, depth + 1, max_depth)
+        segments.append(Segment(first, last, checkpoint, children))
+        position = last
+    if position != end:
+        raise PolicyError(f"blocks {position}–{end} are in no segment")
+    return tuple(segments)
+
+
+_FIELDS = {
+    "none": set(),
+    "every_block": set(),
+    "sqrt": set(),
+    "segments": {"size"},
+    "boundaries": {"segments"},
+    "nested": {"segments"},
+    "selective": {"save"},
+}
+
+
+def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
+    """Validate a policy for a model of ``blocks`` blocks and return its plan, or raise
+    :class:`PolicyError` with a message that says what is wrong."""
+    if isinstance(raw, str):
+        if len(raw) > MAX_POLICY_CHARS:
+            raise PolicyError("the policy is too long")
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
+    if not isinstance(raw, Mapping):
+        raise PolicyError("the policy must be a JSON object with a 'kind'")
+    kind = raw.get("kind")
+    if kind not in POLICY_KINDS:
+        raise PolicyError(f"unknown policy kind {kind!r}; choose one of {', '.join(POLICY_KINDS)}")
+    _only_keys(raw, {"kind", "preserve_rng_state"} | _FIELDS[kind], f"a '{kind}' policy")
+    preserve = raw.get("preserve_rng_state", True)
+    if not isinstance(preserve, bool):
+        raise PolicyError("'preserve_rng_state' must be true or false")
+
+    save_ops: frozenset[str] | None = None
+    if kind == "none":
+        segments: tuple[Segment, ...] = (Segment(0, blocks, False),)
+    elif kind == "every_block":
+        segments = uniform_segments(blocks, 1)
+    elif kind == "segments":
+        segments = uniform_segments(blocks, _whole(raw, "size", 1, blocks))
+    elif kind == "sqrt":
+        segments = uniform_segments(blocks, sqrt_segment_size(blocks))
+    elif kind in ("boundaries", "nested"):
+        segments = _segments(
+            raw.get("segments"), 0, blocks, 0, MAX_NESTING if kind == "nested" else 1
+        )
+    else:
+        save = raw.get("save")
+        if not isinstance(save, list) or not all(isinstance(op, str) for op in save):
+            raise PolicyError(f"'save' must be a list of op kinds from {', '.join(OP_KINDS)}")
+        unknown = sorted(set(save) - set(OP_KINDS))
+        if unknown:
+            raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
+        save_ops = frozenset(save)
+        segments = uniform_segments(blocks, 1)
+    return Plan(kind, segments, save_ops, preserve, dict(raw))
