@@ -45,7 +45,8 @@ class ActivitySerializer(serializers.ModelSerializer):
 
 class PlacementSerializer(serializers.ModelSerializer):
     course = serializers.SerializerMethodField()
-    activity = serializers.SlugRelatedField(source="quiz", slug_field="slug", read_only=True)
+    activity = serializers.SerializerMethodField(help_text="The quiz's or the lab's slug.")
+    activity_type = serializers.SerializerMethodField()
 
     class Meta:
         model = ResourceLink
@@ -55,6 +56,7 @@ class PlacementSerializer(serializers.ModelSerializer):
             "resource_link_id",
             "title",
             "activity",
+            "activity_type",
             "max_attempts",
             "grading_method",
             "lineitem_url",
@@ -73,6 +75,13 @@ class PlacementSerializer(serializers.ModelSerializer):
     def get_course(self, placement: ResourceLink) -> dict:
         context = placement.context
         return {"id": context.pk, "context_id": context.context_id, "title": context.title}
+
+    def get_activity(self, placement: ResourceLink) -> str:
+        return (placement.quiz or placement.lab).slug
+
+    @extend_schema_field({"type": "string", "enum": ["quiz", "lab"]})
+    def get_activity_type(self, placement: ResourceLink) -> str:
+        return "lab" if placement.lab_id else "quiz"
 
 
 class ResponseSerializer(serializers.ModelSerializer):

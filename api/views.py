@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response as ApiResponse
 
 from assessments import services as assessment_services
@@ -69,7 +69,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
 
     def get_queryset(self):
         return ResourceLink.objects.filter(self.scope.contexts("context_id")).select_related(
-            "context", "quiz"
+            "context", "quiz", "lab"
         )
 
     @extend_schema(responses=serializers.AnalyticsSerializer)
@@ -79,6 +79,8 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
         if not str(pk).isdigit() or len(str(pk)) > 18:
             raise NotFound("No such placement in your courses.")
         placement = self.staff_placement(int(pk), write=False)
+        if placement.quiz_id is None:
+            raise ValidationError({"placement": "Analytics cover quiz placements; this is a lab."})
         return ApiResponse(serializers.AnalyticsSerializer(placement_analytics(placement)).data)
 
 
@@ -205,6 +207,8 @@ class RegradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMix
         data = serializers.RegradeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         placement = self.staff_placement(data.validated_data["placement"], write=True)
+        if placement.quiz_id is None:
+            raise ValidationError({"placement": "Only quiz placements can be regraded."})
         regrade = assessment_services.regrade_placement(placement=placement, actor=request.user)
         return ApiResponse(
             serializers.RegradeSerializer(regrade).data, status=status.HTTP_201_CREATED

@@ -278,3 +278,12 @@ def placement_analytics(placement: ResourceLink) -> PlacementAnalytics:
         score_histogram=[{"score": s, "count": histogram.get(s, 0)} for s in range(maximum + 1)],
         questions=questions,
     )
+
+
+def placement_score_maximum(placement: ResourceLink) -> Decimal:
+    """The most a student can score on the placement's activity (the gradebook's maximum)."""
+    if placement.lab_id is not None:
+        from labs.grading import LAB_SCORE_MAXIMUM
+
+        return LAB_SCORE_MAXIMUM
+    return Decimal(placement.quiz.current_version.questions.count())

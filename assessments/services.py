@@ -30,7 +30,7 @@ from .models import (
     Regrade,
     Response,
 )
-from .selectors import attempt_policy
+from .selectors import attempt_policy, placement_score_maximum
 
 
 @dataclass(frozen=True)
@@ -241,20 +241,42 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     if not finished:
         return None
     fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
-    score_maximum = Decimal(quiz.current_version.questions.count())
-    score_given = (_grade_fraction(method, fractions) * score_maximum).quantize(Decimal("0.001"))
-    grade, created = _locked_grade(user, placement, method)
+    return set_placement_grade(
+        user=user,
+        placement=placement,
+        fraction=_grade_fraction(method, fractions),
+        score_maximum=Decimal(quiz.current_version.questions.count()),
+        grading_method=method,
+        counted=len(finished),
+    )
+
+
+@transaction.atomic
+def set_placement_grade(
+    *,
+    user: AbstractBaseUser,
+    placement: ResourceLink,
+    fraction: Decimal,
+    score_maximum: Decimal,
+    grading_method: str,
+    counted: int,
+) -> Grade:
+    """Record the student's grade on any activity (the quiz, a lab) as a fraction of its
+    maximum. A changed grade is queued for the LMS gradebook in the same transaction; an
+    overridden one stays as staff set it."""
+    score_given = (fraction * score_maximum).quantize(Decimal("0.001"))
+    grade, created = _locked_grade(user, placement, grading_method)
     if not created and (
         grade.is_overridden
         or (grade.score_given, grade.score_maximum) == (score_given, score_maximum)
     ):
-        grade.attempt_count = len(finished)
+        grade.attempt_count = counted
         grade.save(update_fields=["attempt_count"])
         return grade  # unchanged: nothing new for the gradebook
     grade.score_given = score_given
     grade.score_maximum = score_maximum
-    grade.grading_method = method
-    grade.attempt_count = len(finished)
+    grade.grading_method = grading_method
+    grade.attempt_count = counted
     grade.updated_at = timezone.now()
     grade.save()
     record_grade_change(grade)
@@ -275,12 +297,15 @@ def override_grade(
     reason = reason.strip()
     if not reason:
         raise InvalidInput(_("An override needs a reason."))
-    score_maximum = Decimal(placement.quiz.current_version.questions.count())
+    score_maximum = placement_score_maximum(placement)
     if not Decimal(0) <= score_given <= score_maximum:
         raise InvalidInput(
             _("The score must be between 0 and %(maximum)s.") % {"maximum": score_maximum}
         )
-    grade, created = _locked_grade(user, placement, attempt_policy(placement).grading_method)
+    method = (
+        attempt_policy(placement).grading_method if placement.quiz_id else GradingMethod.HIGHEST
+    )
+    grade, created = _locked_grade(user, placement, method)
     previous = None if created else grade.score_given
     grade.score_given = score_given.quantize(Decimal("0.001"))
     grade.score_maximum = score_maximum

@@ -3,11 +3,9 @@ selectors, and every refusal is a page that says what went wrong."""
 
 from __future__ import annotations
 
-from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import get_language
@@ -15,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from gradesync.selectors import gradebook
-from lti.access import placement_in_launch
+from lti.access import launch_required, member_placement, staff_placement
 from lti.dynamic_registration import tool_urls
 from lti.forms import PlacementSettingsForm
 from lti.models import ResourceLink, Role
@@ -42,32 +40,12 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     )
 
 
-def launch_required(view: Any) -> Any:
-    """Pages for students who arrived from their course (or the demo entry)."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_authenticated:
-            raise PermissionDenied(
-                _("You are not signed in. Open this activity from your course in the LMS.")
-            )
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
 def _member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
-    """The placement with the session's role in its course; refused unless this session
-    was launched into that course."""
-    found = placement_in_launch(request, placement_id)
-    if found is None:
-        raise PermissionDenied(
-            _(
-                "You are not enrolled in the course of this activity, or you did not open it "
-                "from that course. Open it from your course in the LMS."
-            )
-        )
-    return found
+    """A quiz placement of a course this session was launched into; a lab's is elsewhere."""
+    found, role = member_placement(request, placement_id)
+    if found.quiz_id is None:
+        raise Http404(_("This activity is not a quiz."))
+    return found, role
 
 
 def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
@@ -113,9 +91,9 @@ def _render_manage(
 def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     """The instructor's view of a placement: its settings (re-point it at another activity,
     attempts, grading method) and the class's grades so far."""
-    found, role = _member_placement(request, placement_id)
-    if role != Role.STAFF:
-        raise PermissionDenied(_("Only the course's instructors can manage this activity."))
+    found = staff_placement(request, placement_id)
+    if found.quiz_id is None:
+        raise Http404(_("This activity is not a quiz."))
     if request.method == "GET":
         policy = selectors.attempt_policy(found)
         initial = {

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "assessments",
     "lti",
     "gradesync",
+    "labs",
     "api",
 ]
 
@@ -183,6 +184,20 @@ GRADESYNC_GIVE_UP_AFTER_SECONDS = float(
 )
 GRADESYNC_REQUEUE_SECONDS = float(os.environ.get("GRADESYNC_REQUEUE_SECONDS", "30"))
 
+# Labs: each run is a child process on the `gpu` queue (one worker per GPU, concurrency 1;
+# it falls back to the CPU where there is none). A run that outlives its lease is taken
+# over; a failure of the machine is retried, never graded.
+LAB_DEVICE = os.environ.get("LAB_DEVICE", "auto")
+LAB_RUN_TIMEOUT_SECONDS = float(os.environ.get("LAB_RUN_TIMEOUT_SECONDS", "600"))
+LAB_MEMORY_CAP_BYTES = int(os.environ.get("LAB_MEMORY_CAP_BYTES", str(16 * 2**30)))
+LAB_TIMING_REPEATS = int(os.environ.get("LAB_TIMING_REPEATS", "5"))
+LAB_LEASE_SECONDS = float(os.environ.get("LAB_LEASE_SECONDS", str(LAB_RUN_TIMEOUT_SECONDS + 120)))
+LAB_MAX_EXECUTION_ATTEMPTS = int(os.environ.get("LAB_MAX_EXECUTION_ATTEMPTS", "3"))
+LAB_RETRY_BACKOFF_SECONDS = float(os.environ.get("LAB_RETRY_BACKOFF_SECONDS", "30"))
+LAB_REQUEUE_AFTER_SECONDS = float(os.environ.get("LAB_REQUEUE_AFTER_SECONDS", "900"))
+LAB_SCHEDULE_SECONDS = float(os.environ.get("LAB_SCHEDULE_SECONDS", "30"))
+CELERY_TASK_ROUTES = {"labs.tasks.execute_lab_run": {"queue": "gpu"}}
+
 CELERY_BEAT_SCHEDULE = {
     "clear-expired-sessions": {
         "task": "assessments.tasks.clear_expired_sessions",
@@ -191,6 +206,14 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-due-grades": {
         "task": "gradesync.tasks.requeue_due_grades",
         "schedule": GRADESYNC_REQUEUE_SECONDS,
+    },
+    "requeue-stuck-lab-runs": {
+        "task": "labs.tasks.requeue_stuck_lab_runs",
+        "schedule": LAB_SCHEDULE_SECONDS,
+    },
+    "settle-due-labs": {
+        "task": "labs.tasks.settle_due_labs",
+        "schedule": LAB_SCHEDULE_SECONDS,
     },
 }
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("assessments.urls")),
     path("lti/", include("lti.urls")),
     path("", include("gradesync.urls")),
+    path("", include("labs.urls")),
     path("api/", include("api.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

@@ -23,6 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from assessments.models import Grade
+from assessments.selectors import placement_score_maximum
 from lti import ags
 from lti import claims as c
 from lti.models import LtiUser, ResourceLink
@@ -131,8 +132,8 @@ def _lineitem_url(placement: ResourceLink) -> str:
         placement.ags_lineitems_url,
         resource_link_id=placement.resource_link_id,
         tag=c.LINEITEM_TAG,
-        label=placement.title or str(placement.quiz),
-        score_maximum=float(placement.quiz.current_version.questions.count()),
+        label=placement.title or str(placement.quiz or placement.lab),
+        score_maximum=float(placement_score_maximum(placement)),
         can_create=c.SCOPE_LINEITEM in placement.ags_scopes,
     )
     ResourceLink.objects.filter(pk=placement.pk).update(lineitem_url=url)

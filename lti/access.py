@@ -4,7 +4,13 @@ even for a user who is a member there, so a session never widens beyond its laun
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from functools import wraps
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from .models import Membership, ResourceLink, Role
 
@@ -36,7 +42,7 @@ def placement_in_launch(
     if not request.user.is_authenticated:
         return None
     placement = (
-        ResourceLink.objects.select_related("context", "quiz", "quiz__current_version")
+        ResourceLink.objects.select_related("context", "quiz", "quiz__current_version", "lab")
         .filter(pk=placement_id, context__memberships__user=request.user)
         .first()
     )
@@ -44,3 +50,46 @@ def placement_in_launch(
         return None
     role = launched_role(request, placement.context_id)
     return (placement, role) if role else None
+
+
+def launch_required(view: Any) -> Any:
+    """Pages for users who arrived from their course (or the demo entry)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            raise PermissionDenied(
+                _("You are not signed in. Open this activity from your course in the LMS.")
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
+    """The placement with the session's role in its course; refused unless this session
+    was launched into that course."""
+    found = placement_in_launch(request, placement_id)
+    if found is None:
+        raise PermissionDenied(
+            _(
+                "You are not enrolled in the course of this activity, or you did not open it "
+                "from that course. Open it from your course in the LMS."
+            )
+        )
+    return found
+
+
+def staff_placement(request: HttpRequest, placement_id: int) -> ResourceLink:
+    placement, role = member_placement(request, placement_id)
+    if role != Role.STAFF:
+        raise PermissionDenied(_("Only the course's instructors can manage this activity."))
+    return placement
+
+
+def placement_url(placement: ResourceLink, role: Role) -> str:
+    """Where a launch into the placement lands: the activity's page, or its management
+    page for the course's staff."""
+    app = "labs" if placement.lab_id else "assessments"
+    page = "manage" if role == Role.STAFF else "placement"
+    return reverse(f"{app}:{page}", args=[placement.pk])

@@ -9,6 +9,7 @@ from typing import Any
 import jwt
 
 from assessments.models import Quiz
+from labs.models import Lab
 
 from . import claims as c
 from .keys import signing_key
@@ -19,7 +20,7 @@ RESPONSE_LIFETIME_SECONDS = 600
 
 
 def quiz_content_item(
-    *, quiz: Quiz, title: str, launch_url: str, max_attempts: int, grading_method: str
+    quiz: Quiz, *, title: str, launch_url: str, max_attempts: int, grading_method: str
 ) -> dict[str, Any]:
     """An ltiResourceLink with a line item, so the LMS creates a graded activity; the
     custom parameters come back in every launch of the link and configure the placement."""
@@ -36,6 +37,30 @@ def quiz_content_item(
             "scoreMaximum": quiz.current_version.questions.count(),
             "label": title,
             "resourceId": f"quiz:{quiz.slug}",
+            "tag": c.LINEITEM_TAG,
+        },
+    }
+
+
+def lab_content_item(
+    lab: Lab, *, title: str, launch_url: str, max_attempts: int, grading_method: str
+) -> dict[str, Any]:
+    """Like the quiz's: the lab's runs are graded out of 100."""
+    from labs.grading import LAB_SCORE_MAXIMUM
+
+    return {
+        "type": "ltiResourceLink",
+        "title": title,
+        "url": launch_url,
+        "custom": {
+            CUSTOM_ACTIVITY: f"lab:{lab.slug}",
+            CUSTOM_MAX_ATTEMPTS: str(max_attempts),
+            CUSTOM_GRADING_METHOD: grading_method,
+        },
+        "lineItem": {
+            "scoreMaximum": int(LAB_SCORE_MAXIMUM),
+            "label": title,
+            "resourceId": f"lab:{lab.slug}",
             "tag": c.LINEITEM_TAG,
         },
     }

@@ -4,6 +4,7 @@ from django.utils.translation import gettext_lazy as _
 
 from assessments.models import GradingMethod, Quiz
 from assessments.selectors import localized
+from labs.models import Lab
 
 
 class ActivityChoiceField(forms.ModelChoiceField):
@@ -11,8 +12,18 @@ class ActivityChoiceField(forms.ModelChoiceField):
         return localized(obj.current_version.title, get_language())
 
 
-class PlacementSettingsForm(forms.Form):
-    """What an instructor chooses when placing or re-pointing an activity."""
+class _AttemptPolicyForm(forms.Form):
+    title = forms.CharField(label=_("Title in the course"), max_length=255)
+    max_attempts = forms.IntegerField(
+        label=_("Attempts allowed (0 = unlimited)"), min_value=0, max_value=100, initial=0
+    )
+    grading_method = forms.ChoiceField(
+        label=_("Grading method"), choices=GradingMethod.choices, initial=GradingMethod.HIGHEST
+    )
+
+
+class PlacementSettingsForm(_AttemptPolicyForm):
+    """What an instructor chooses when re-pointing a quiz placement."""
 
     quiz = ActivityChoiceField(
         queryset=Quiz.objects.filter(current_version__isnull=False).select_related(
@@ -21,10 +32,38 @@ class PlacementSettingsForm(forms.Form):
         label=_("Activity"),
         empty_label=None,
     )
-    title = forms.CharField(label=_("Title in the course"), max_length=255)
-    max_attempts = forms.IntegerField(
-        label=_("Attempts allowed (0 = unlimited)"), min_value=0, max_value=100, initial=0
-    )
-    grading_method = forms.ChoiceField(
-        label=_("Grading method"), choices=GradingMethod.choices, initial=GradingMethod.HIGHEST
-    )
+    field_order = ["quiz", "title", "max_attempts", "grading_method"]
+
+
+class DeepLinkForm(_AttemptPolicyForm):
+    """What an instructor chooses when placing an activity (a quiz or a lab) in a course.
+    ``cleaned_data["activity"]`` is the Quiz or the Lab."""
+
+    activity = forms.ChoiceField(label=_("Activity"))
+    field_order = ["activity", "title", "max_attempts", "grading_method"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        language = get_language()
+        self._activities = {
+            **{
+                f"quiz:{quiz.slug}": quiz
+                for quiz in Quiz.objects.filter(current_version__isnull=False).select_related(
+                    "current_version"
+                )
+            },
+            **{f"lab:{lab.slug}": lab for lab in Lab.objects.all()},
+        }
+        self.fields["activity"].choices = [
+            (
+                key,
+                localized(
+                    activity.current_version.title if key.startswith("quiz:") else activity.title,
+                    language,
+                ),
+            )
+            for key, activity in self._activities.items()
+        ]
+
+    def clean_activity(self) -> Quiz | Lab:
+        return self._activities[self.cleaned_data["activity"]]

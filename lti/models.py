@@ -146,7 +146,8 @@ class Context(models.Model):
 
 
 class ResourceLink(models.Model):
-    """One placement of an activity in a course (the LTI `resource_link` claim).
+    """One placement of an activity in a course (the LTI `resource_link` claim): a quiz or
+    a lab, never both.
 
     Attempt limit and grading method default to the activity's and can be set per
     placement (by deep linking or by the course's instructor).
@@ -156,7 +157,14 @@ class ResourceLink(models.Model):
     resource_link_id = models.CharField(max_length=255)
     title = models.CharField(max_length=255, blank=True)
     quiz = models.ForeignKey(
-        "assessments.Quiz", on_delete=models.PROTECT, related_name="placements"
+        "assessments.Quiz",
+        on_delete=models.PROTECT,
+        related_name="placements",
+        null=True,
+        blank=True,
+    )
+    lab = models.ForeignKey(
+        "labs.Lab", on_delete=models.PROTECT, related_name="placements", null=True, blank=True
     )
     max_attempts = models.PositiveIntegerField(
         null=True, blank=True, help_text="Overrides the quiz's limit; 0 means no limit."
@@ -174,6 +182,11 @@ class ResourceLink(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["context", "resource_link_id"], name="lti_resource_link_unique_id"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(quiz__isnull=False, lab__isnull=True)
+                | models.Q(quiz__isnull=True, lab__isnull=False),
+                name="lti_resource_link_one_activity",
             ),
         ]
 

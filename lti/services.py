@@ -20,7 +20,9 @@ from .roles import course_role
 
 DEMO_CONTEXT_ID = "demo-course"
 DEMO_RESOURCE_LINK_ID = "demo-gradient-checkpointing-quiz"
+DEMO_LAB_RESOURCE_LINK_ID = "demo-gradient-checkpointing-lab"
 DEFAULT_QUIZ_SLUG = "gradient-checkpointing"
+DEFAULT_LAB_SLUG = "chain-under-budget"
 # Placed by deep linking in the content item's custom parameters; come back in launches.
 CUSTOM_ACTIVITY = "activity"
 CUSTOM_MAX_ATTEMPTS = "max_attempts"
@@ -111,6 +113,12 @@ def placement_settings_from_custom(custom: dict) -> dict:
         quiz = Quiz.objects.filter(slug=activity[5:], current_version__isnull=False).first()
         if quiz is not None:
             found["quiz"] = quiz
+    elif activity.startswith("lab:"):
+        from labs.models import Lab
+
+        lab = Lab.objects.filter(slug=activity[4:]).first()
+        if lab is not None:
+            found["lab"] = lab
     attempts = str(custom.get(CUSTOM_MAX_ATTEMPTS, ""))
     if re.fullmatch(r"[0-9]{1,3}", attempts) and int(attempts) <= 100:
         found["max_attempts"] = int(attempts)
@@ -138,7 +146,8 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
     placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
     if placement is None:
         settings_ = placement_settings_from_custom(message.claim(c.CUSTOM))
-        settings_.setdefault("quiz", _default_quiz())
+        if "lab" not in settings_:
+            settings_.setdefault("quiz", _default_quiz())
         return ResourceLink.objects.create(
             context=context,
             resource_link_id=str(link["id"]),
@@ -187,18 +196,35 @@ def update_placement(
     return placement
 
 
-@transaction.atomic
-def ensure_demo_placement() -> ResourceLink:
-    quiz = _default_quiz()
+def _demo_context() -> Context:
     context, _ = Context.objects.get_or_create(
         deployment=None,
         context_id=DEMO_CONTEXT_ID,
         defaults={"title": "Demo course", "label": "DEMO", "is_demo": True},
     )
+    return context
+
+
+@transaction.atomic
+def ensure_demo_placement(activity: str = "quiz") -> ResourceLink:
+    """The demo course's quiz placement, or its lab placement (``activity="lab"``)."""
+    context = _demo_context()
+    if activity == "lab":
+        from labs.models import Lab
+
+        lab = Lab.objects.filter(slug=DEFAULT_LAB_SLUG).first()
+        if lab is None:
+            raise QuizNotLoaded("The labs are not loaded yet. Run `python manage.py load_labs`.")
+        placement, _ = ResourceLink.objects.get_or_create(
+            context=context,
+            resource_link_id=DEMO_LAB_RESOURCE_LINK_ID,
+            defaults={"title": "Checkpointing lab: a chain under a memory budget", "lab": lab},
+        )
+        return placement
     placement, _ = ResourceLink.objects.get_or_create(
         context=context,
         resource_link_id=DEMO_RESOURCE_LINK_ID,
-        defaults={"title": "Gradient checkpointing quiz", "quiz": quiz},
+        defaults={"title": "Gradient checkpointing quiz", "quiz": _default_quiz()},
     )
     return placement
 

@@ -15,7 +15,6 @@ from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
@@ -23,18 +22,20 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from assessments.models import Quiz
+
 from . import claims as c
 from . import oidc
-from .access import grant_launch, placement_in_launch
-from .deep_linking import quiz_content_item, response_jwt
+from .access import grant_launch, placement_in_launch, placement_url
+from .deep_linking import lab_content_item, quiz_content_item, response_jwt
 from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
 from .errors import LaunchError
-from .forms import PlacementSettingsForm
+from .forms import DeepLinkForm
 from .keys import published_jwks
 from .launch import validate_launch
 from .models import Registration, Role
 from .roles import course_role
-from .services import QuizNotLoaded, enrol_demo_member, record_launch
+from .services import QuizNotLoaded, enrol_demo_member, ensure_demo_placement, record_launch
 
 logger = logging.getLogger(__name__)
 
@@ -151,10 +152,8 @@ def launch(request: HttpRequest) -> HttpResponse:
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
         response = redirect("lti:deep-link", token=token)
-    elif result.membership.role == Role.STAFF:
-        response = redirect("assessments:manage", placement_id=result.placement.pk)
     else:
-        response = redirect("assessments:placement", placement_id=result.placement.pk)
+        response = redirect(placement_url(result.placement, result.membership.role))
     if language:
         translation.activate(language)
         response.set_cookie(
@@ -207,7 +206,7 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
             ),
             status=404,
         )
-    form = PlacementSettingsForm(request.POST or None)
+    form = DeepLinkForm(request.POST or None)
     registration = Registration.objects.filter(
         pk=pending["registration_id"], is_active=True
     ).first()
@@ -216,8 +215,10 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
             request, _("This platform's registration was removed; ask your administrator.")
         )
     if request.method == "POST" and form.is_valid():
-        item = quiz_content_item(
-            quiz=form.cleaned_data["quiz"],
+        activity = form.cleaned_data["activity"]
+        content_item = quiz_content_item if isinstance(activity, Quiz) else lab_content_item
+        item = content_item(
+            activity,
             title=form.cleaned_data["title"],
             launch_url=tool_urls(tool_base_url(request))["launch"],
             max_attempts=form.cleaned_data["max_attempts"],
@@ -285,15 +286,15 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
     if not settings.DEMO_MODE:
         raise Http404("The demo is turned off on this server.")
     role = Role.STAFF if request.POST.get("role") == Role.STAFF else Role.LEARNER
+    activity = "lab" if request.POST.get("activity") == "lab" else "quiz"
     try:
+        placement = ensure_demo_placement(activity)
         membership = enrol_demo_member(role)
     except QuizNotLoaded as error:
         return refuse(request, str(error), status=503)
     auth_login(request, membership.user, backend=AUTH_BACKEND)
     grant_launch(request, membership)
-    placement = membership.context.resource_links.get()
-    name = "assessments:manage" if role == Role.STAFF else "assessments:placement"
-    return redirect(reverse(name, args=[placement.pk]))
+    return redirect(placement_url(placement, role))
 
 
 @require_POST

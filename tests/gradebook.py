@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 
 from assessments.models import Quiz
+from labs.models import Lab
 from lti import claims as c
 from lti.models import Context, Deployment, LtiUser, Membership, Registration, ResourceLink
 
@@ -13,7 +14,7 @@ from .fake_lms import FakeLms
 
 def graded_placement(
     lms: FakeLms,
-    quiz: Quiz,
+    activity: Quiz | Lab,
     *,
     lineitem: bool = True,
     scopes: list[str] | None = None,
@@ -34,8 +35,8 @@ def graded_placement(
     return ResourceLink.objects.create(
         context=context,
         resource_link_id="rl-1",
-        title="Quiz",
-        quiz=quiz,
+        title="Quiz" if isinstance(activity, Quiz) else "Lab",
+        **{"quiz" if isinstance(activity, Quiz) else "lab": activity},
         lineitem_url=lms.add_lineitem("rl-1") if lineitem else "",
         ags_lineitems_url=lms.url("/lineitems"),
         ags_scopes=c.TOOL_SCOPES if scopes is None else scopes,

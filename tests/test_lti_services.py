@@ -11,8 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from labs.selectors import lab_policy
 from lti.models import Deployment, Registration, ResourceLink, ToolKey
 
+from .labs_helpers import small_lab
 from .lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_login
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +35,7 @@ def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, q
     returned = client.post(
         response["Location"],
         {
-            "quiz": quiz.pk,
+            "activity": "quiz:gradient-checkpointing",
             "title": "Checkpointing quiz, week 3",
             "max_attempts": "2",
             "grading_method": "highest",
@@ -77,7 +79,34 @@ def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, q
     placement = ResourceLink.objects.get(resource_link_id="new-link")
     assert (placement.max_attempts, placement.grading_method) == (2, "highest")
     # The selection is used once.
-    assert client.post(response["Location"], {"quiz": quiz.pk}).status_code == 404
+    assert client.post(response["Location"], {"activity": "quiz:x"}).status_code == 404
+
+
+def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platform, quiz):
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    assert "Tiny chain" in client.get(response["Location"]).content.decode()
+    returned = client.post(
+        response["Location"],
+        {
+            "activity": f"lab:{lab.slug}",
+            "title": "Lab 1",
+            "max_attempts": "4",
+            "grading_method": "last",
+        },
+    )
+    signed = hidden(returned.content.decode(), "JWT")
+    [item] = platform.verify_deep_linking_response(signed, client.get("/lti/jwks/").json())
+    assert item["custom"]["activity"] == "lab:tiny-chain"
+    assert item["lineItem"]["scoreMaximum"] == 100
+
+    student = Client()
+    landed = launch(student, platform, resource_link_id="lab-link", custom=item["custom"])
+    placement = ResourceLink.objects.get(resource_link_id="lab-link")
+    assert placement.lab == lab and placement.quiz is None
+    assert landed["Location"] == f"/lab/{placement.pk}/"
+    rules = lab_policy(placement)
+    assert (rules.max_runs, rules.grading_method) == (4, "last")
 
 
 def test_learners_cannot_deep_link(client, platform):
@@ -88,7 +117,7 @@ def test_learners_cannot_deep_link(client, platform):
 
 def test_deep_linking_form_errors_are_shown(client, platform):
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
-    bad = client.post(response["Location"], {"quiz": "", "title": "", "max_attempts": "x"})
+    bad = client.post(response["Location"], {"activity": "", "title": "", "max_attempts": "x"})
     assert bad.status_code == 400 and "This field is required" in bad.content.decode()
 
 
@@ -209,7 +238,12 @@ def test_key_rotation_keeps_launches_and_signatures_working(client, platform, qu
     picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
     html = teacher.post(
         picker["Location"],
-        {"quiz": quiz.pk, "title": "Q", "max_attempts": 0, "grading_method": "highest"},
+        {
+            "activity": "quiz:gradient-checkpointing",
+            "title": "Q",
+            "max_attempts": 0,
+            "grading_method": "highest",
+        },
     ).content.decode()
     assert jwt.get_unverified_header(hidden(html, "JWT"))["kid"] == first[0]
 
@@ -218,7 +252,12 @@ def test_key_rotation_keeps_launches_and_signatures_working(client, platform, qu
     picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
     html = teacher.post(
         picker["Location"],
-        {"quiz": quiz.pk, "title": "Q", "max_attempts": 0, "grading_method": "highest"},
+        {
+            "activity": "quiz:gradient-checkpointing",
+            "title": "Q",
+            "max_attempts": 0,
+            "grading_method": "highest",
+        },
     ).content.decode()
     signed = hidden(html, "JWT")
     assert jwt.get_unverified_header(signed)["kid"] == next_kid
