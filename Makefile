@@ -15,12 +15,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# The local run includes the labs extra: its worker runs the labs on the CPU.
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[labs]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,labs]'
 	touch $@ $(VENV)/.installed-run
 
 node_modules/.installed: package.json package-lock.json
@@ -36,6 +37,7 @@ chromium:
 run: $(VENV)/.installed-run
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py load_quiz
+	DEBUG=1 $(BIN)/python manage.py load_labs
 	@echo "Serving on http://127.0.0.1:$(PORT)/ (web, worker, beat; Ctrl-C stops them all)"
 	DEBUG=1 PORT=$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --port $(PORT)
 

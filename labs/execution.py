@@ -1,0 +1,112 @@
+"""Running the lab runner in a child process: one run, one process.
+
+The child is ``python -m labs.runner``, the same command a person runs by hand. A process
+of its own gives each run a hard time limit and a memory cap, and a crash or an
+out-of-memory kill takes down the run, not the worker. The outcome says whose failure it
+was: the policy's (the runner refused it, exit status 2) or the infrastructure's
+(anything else), which is retried and never graded.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+EXIT_INVALID = 2  # labs.runner.__main__.EXIT_INVALID, without importing torch here
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """``measured`` with the figures, ``rejected`` with the runner's reason, or
+    ``infrastructure`` with what went wrong on the machine."""
+
+    kind: str
+    result: dict[str, Any] | None = None
+    message: str = ""
+
+
+def runner_command(
+    model: dict[str, Any], policy: Any, budget_bytes: int, device: str, repeats: int
+) -> list[str]:
+    command = [sys.executable, "-m", "labs.runner", "--model", model["kind"]]
+    for name in ("blocks", "width", "batch", "sequence", "heads", "dropout", "seed"):
+        command += [f"--{name}", str(model[name])]
+    command += [
+        "--policy",
+        json.dumps(policy),
+        "--budget-bytes",
+        str(budget_bytes),
+        "--device",
+        device,
+        "--repeats",
+        str(repeats),
+    ]
+    return command
+
+
+def _limit_memory(cap_bytes: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    return apply
+
+
+def _on_cpu(device: str) -> bool:
+    """CUDA maps far more address space than it uses, so the cap applies to CPU runs only."""
+    return device == "cpu" or (device == "auto" and not Path("/dev/nvidiactl").exists())
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    return text[-limit:].strip()
+
+
+def execute(
+    model: dict[str, Any],
+    policy: Any,
+    budget_bytes: int,
+    *,
+    device: str,
+    repeats: int,
+    timeout_seconds: float,
+    memory_cap_bytes: int | None,
+) -> Outcome:
+    command = runner_command(model, policy, budget_bytes, device, repeats)
+    limit = _limit_memory(memory_cap_bytes) if memory_cap_bytes and _on_cpu(device) else None
+    try:
+        finished = subprocess.run(
+            command,
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout_seconds,
+            preexec_fn=limit,  # noqa: PLW1509 (no threads touch the child before exec)
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome("infrastructure", message=f"the run took longer than {timeout_seconds:g} s")
+    except OSError as error:
+        return Outcome("infrastructure", message=f"the runner could not start: {error}")
+    if finished.returncode == EXIT_INVALID:
+        try:
+            reason = json.loads(finished.stdout)["error"]
+        except (ValueError, KeyError, TypeError):
+            return Outcome("infrastructure", message=_tail(finished.stderr or finished.stdout))
+        return Outcome("rejected", message=str(reason))
+    if finished.returncode != 0:
+        how = (
+            f"killed by signal {-finished.returncode}"
+            if finished.returncode < 0
+            else f"exit status {finished.returncode}"
+        )
+        return Outcome("infrastructure", message=f"{how}: {_tail(finished.stderr)}")
+    try:
+        result = json.loads(finished.stdout)
+    except ValueError:
+        return Outcome("infrastructure", message="the runner printed no result")
+    return Outcome("measured", result=result)

@@ -1,0 +1,141 @@
+"""The policy builder and the schedule settings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from assessments.models import GradingMethod
+
+from .models import LabSchedule
+from .runner.policies import MAX_POLICY_CHARS, OP_KINDS
+
+OP_KIND_LABELS = {
+    "matmul": _("Matrix multiplications"),
+    "attention": _("Attention"),
+    "norm": _("Normalisations"),
+    "pointwise": _("Pointwise ops (activations, additions, dropout)"),
+}
+
+
+class PolicyForm(forms.Form):
+    """Students describe a policy without writing code: a named schedule, a picture of the
+    layers (mark the blocks to recompute and where segments split), the op kinds that
+    selective checkpointing keeps, or JSON for anything else (nested segments)."""
+
+    kind = forms.ChoiceField(
+        label=_("Policy"),
+        widget=forms.RadioSelect,
+        choices=[
+            ("none", _("No checkpointing")),
+            ("every_block", _("Checkpoint every block")),
+            ("segments", _("Segments of a fixed size")),
+            ("sqrt", _("√N segments")),
+            ("layers", _("Choose on the picture of the layers")),
+            ("selective", _("Selective: keep the outputs of some op kinds, recompute the rest")),
+            ("json", _("Write the policy as JSON")),
+        ],
+        initial="layers",
+    )
+    size = forms.IntegerField(label=_("Segment size (blocks)"), required=False, min_value=1)
+    recompute = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    cuts = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    save = forms.MultipleChoiceField(
+        label=_("Op kinds to keep"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        choices=[(kind, OP_KIND_LABELS[kind]) for kind in OP_KINDS],
+    )
+    policy_json = forms.CharField(
+        label=_("Policy as JSON"),
+        required=False,
+        max_length=MAX_POLICY_CHARS,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+    )
+
+    def __init__(self, *args: Any, blocks: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.blocks = blocks
+        self.fields["size"].max_value = blocks
+        self.fields["recompute"].choices = [(str(i), str(i)) for i in range(blocks)]
+        self.fields["cuts"].choices = [(str(i), str(i)) for i in range(1, blocks)]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        kind = data.get("kind")
+        if kind in ("none", "every_block", "sqrt"):
+            data["policy"] = {"kind": kind}
+        elif kind == "segments":
+            if not data.get("size"):
+                self.add_error("size", _("Give the segment size."))
+            else:
+                data["policy"] = {"kind": "segments", "size": data["size"]}
+        elif kind == "layers":
+            data["policy"] = self._policy_from_layers(
+                {int(i) for i in data.get("recompute", [])}, {int(i) for i in data.get("cuts", [])}
+            )
+        elif kind == "selective":
+            data["policy"] = {"kind": "selective", "save": sorted(data.get("save", []))}
+        elif kind == "json":
+            try:
+                data["policy"] = json.loads(data.get("policy_json") or "")
+            except json.JSONDecodeError as error:
+                self.add_error("policy_json", _("This is not valid JSON: %s") % error.msg)
+        return data
+
+    def _policy_from_layers(self, recompute: set[int], cuts: set[int]) -> dict[str, Any]:
+        """Consecutive blocks with the same mark and no split between them form a segment;
+        marked segments are checkpointed."""
+        segments: list[dict[str, Any]] = []
+        for block in range(self.blocks):
+            checkpointed = block in recompute
+            if segments and block not in cuts and segments[-1]["checkpoint"] == checkpointed:
+                segments[-1]["end"] = block + 1
+            else:
+                segments.append({"start": block, "end": block + 1, "checkpoint": checkpointed})
+        return {"kind": "boundaries", "segments": segments}
+
+
+class ScheduleForm(forms.ModelForm):
+    grading_method = forms.ChoiceField(
+        label=_("Grade from"),
+        required=False,
+        choices=[
+            ("", _("The lab's default")),
+            (GradingMethod.HIGHEST, _("Best run")),
+            (GradingMethod.LAST, _("Last run")),
+        ],
+    )
+
+    class Meta:
+        model = LabSchedule
+        fields = [
+            "opens_at",
+            "due_at",
+            "closes_at",
+            "max_runs",
+            "grading_method",
+            "late_policy",
+            "late_penalty_percent",
+        ]
+        labels = {
+            "opens_at": _("Opens at"),
+            "due_at": _("Due at"),
+            "closes_at": _("Closes at (late runs until then)"),
+            "max_runs": _("Runs allowed (empty = the lab's default, 0 = unlimited)"),
+            "late_policy": _("Late runs"),
+            "late_penalty_percent": _("Late penalty (%)"),
+        }
+        help_texts = {"closes_at": "", "max_runs": ""}
+        widgets = {
+            name: forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+            for name in ("opens_at", "due_at", "closes_at")
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["late_penalty_percent"].max_value = 100
+        self.fields["late_penalty_percent"].widget.attrs["max"] = 100

@@ -1,0 +1,43 @@
+"""How lab runs become a grade: pure functions over figures and the schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from assessments.models import GradingMethod
+
+from .models import LatePolicy
+
+LAB_SCORE_MAXIMUM = Decimal(100)
+
+
+@dataclass(frozen=True)
+class GradedRun:
+    submitted_at: datetime
+    score: Decimal
+    is_late: bool
+
+
+def effective_score(run: GradedRun, late_policy: str, late_penalty_percent: int) -> Decimal:
+    """The run's score after the late policy (a fraction from 0 to 1)."""
+    if not run.is_late or late_policy == LatePolicy.ACCEPT:
+        return run.score
+    if late_policy == LatePolicy.PENALTY:
+        return run.score * (Decimal(100) - Decimal(late_penalty_percent)) / Decimal(100)
+    return Decimal(0)
+
+
+def lab_grade_fraction(
+    runs: Sequence[GradedRun], grading_method: str, late_policy: str, late_penalty_percent: int
+) -> Decimal | None:
+    """The best or the last measured run, after lateness; None without any measured run."""
+    if not runs:
+        return None
+    ordered = sorted(runs, key=lambda run: run.submitted_at)
+    scores = [effective_score(run, late_policy, late_penalty_percent) for run in ordered]
+    if grading_method == GradingMethod.LAST:
+        return scores[-1]
+    return max(scores)

@@ -1,0 +1,304 @@
+"""Labs: loading them, submitting runs, executing them on the GPU queue, and grading."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from assessments.services import set_placement_grade
+from lti.models import ResourceLink
+
+from . import execution
+from .content import LabContent
+from .errors import InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
+from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade_fraction
+from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
+from .runner.policies import PolicyError, parse_policy
+from .selectors import lab_policy
+
+
+def load_lab(content: LabContent) -> tuple[Lab, bool]:
+    """Create or update the lab from its authored content; returns (lab, changed)."""
+    fields = {
+        "title": content.title,
+        "instructions": content.instructions,
+        "model_kind": content.model.kind,
+        "blocks": content.model.blocks,
+        "width": content.model.width,
+        "batch": content.model.batch,
+        "sequence": content.model.sequence,
+        "heads": content.model.heads,
+        "dropout": content.model.dropout,
+        "seed": content.model.seed,
+        "budget_bytes": content.budget_bytes,
+        "max_runs": content.max_runs,
+        "grading_method": content.grading_method,
+        "content_hash": content.content_hash,
+    }
+    lab = Lab.objects.filter(slug=content.slug).first()
+    if lab is None:
+        return Lab.objects.create(slug=content.slug, **fields), True
+    if lab.content_hash == content.content_hash:
+        return lab, False
+    for name, value in fields.items():
+        setattr(lab, name, value)
+    lab.save()
+    return lab, True
+
+
+def ensure_schedule(placement: ResourceLink) -> LabSchedule:
+    schedule, _created = LabSchedule.objects.get_or_create(placement=placement)
+    return schedule
+
+
+@transaction.atomic
+def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
+    """An instructor sets when the lab opens, is due and closes, and how runs count."""
+    schedule = LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
+    for name, value in fields.items():
+        setattr(schedule, name, value)
+    opens, due, closes = schedule.opens_at, schedule.due_at, schedule.closes_at
+    if opens and due and due < opens:
+        raise InvalidSchedule(_("The due time must come after the opening time."))
+    if closes and (due and closes < due or opens and closes < opens):
+        raise InvalidSchedule(_("The closing time must come after the opening and due times."))
+    if not 0 <= schedule.late_penalty_percent <= 100:
+        raise InvalidSchedule(_("The late penalty is a percentage from 0 to 100."))
+    if due is None or due > timezone.now():
+        schedule.finalized_at = None  # a moved due time is settled again when it comes
+    schedule.save()
+    return schedule
+
+
+def _enqueue(run_id: int) -> None:
+    from .tasks import execute_lab_run
+
+    LabRun.objects.filter(pk=run_id).update(enqueued_at=timezone.now())
+    execute_lab_run.delay(run_id)
+
+
+def submit_run(
+    *, placement: ResourceLink, user: AbstractBaseUser, policy: object, now: datetime | None = None
+) -> LabRun:
+    """Validate the student's policy and queue it for the GPU queue. Refused with a message,
+    before anything runs, when the policy is invalid, the lab is not open, the student has
+    used every run or already has one waiting."""
+    now = now or timezone.now()
+    lab = placement.lab
+    try:
+        parse_policy(policy, lab.blocks)
+    except PolicyError as error:
+        raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
+    rules = lab_policy(placement)
+    if rules.opens_at and now < rules.opens_at:
+        raise LabNotOpen(_("This lab is not open yet."))
+    if rules.closes_at and now >= rules.closes_at:
+        raise LabNotOpen(_("This lab is closed."))
+    is_late = bool(rules.due_at and now > rules.due_at)
+    if is_late and rules.late_policy == LatePolicy.REFUSE:
+        raise LabNotOpen(_("This lab was due; it accepts no late runs."))
+    with transaction.atomic():
+        # One student's submissions are serialised on their earlier runs' rows.
+        mine = LabRun.objects.select_for_update().filter(placement=placement, user=user)
+        counted = [run for run in mine if run.status != RunStatus.INFRASTRUCTURE_FAILED]
+        if any(run.status in (RunStatus.QUEUED, RunStatus.RUNNING) for run in counted):
+            raise RunPending(_("Your previous run has not finished yet; wait for its result."))
+        if rules.max_runs and len(counted) >= rules.max_runs:
+            raise LabNotOpen(
+                _("You have used all %(count)d runs of this lab.") % {"count": rules.max_runs}
+            )
+        number = (mine.aggregate(Max("number"))["number__max"] or 0) + 1
+        try:
+            with transaction.atomic():
+                run = LabRun.objects.create(
+                    placement=placement,
+                    user=user,
+                    number=number,
+                    policy=policy,
+                    submitted_at=now,
+                    is_late=is_late,
+                    next_attempt_at=now,
+                )
+        except IntegrityError:
+            raise RunPending(_("Another run was submitted at the same time.")) from None
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _claim(run_id: int) -> LabRun | None:
+    """Take the run if it is waiting and due, or if the lease of a worker that took it has
+    run out (that worker died). Returns None when another worker has it or it is done."""
+    now = timezone.now()
+    with transaction.atomic():
+        run = (
+            LabRun.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("placement__lab")
+            .filter(pk=run_id)
+            .filter(
+                Q(status=RunStatus.QUEUED, next_attempt_at__lte=now)
+                | Q(status=RunStatus.RUNNING, lease_until__lt=now)
+            )
+            .first()
+        )
+        if run is None:
+            return None
+        run.status = RunStatus.RUNNING
+        run.lease_token = uuid.uuid4()
+        run.lease_until = now + timedelta(seconds=settings.LAB_LEASE_SECONDS)
+        run.execution_attempts += 1
+        run.started_at = now
+        run.save(
+            update_fields=[
+                "status",
+                "lease_token",
+                "lease_until",
+                "execution_attempts",
+                "started_at",
+            ]
+        )
+    return run
+
+
+def execute_run(run_id: int) -> LabRun | None:
+    """Run the policy (in a child process) and record the outcome; the task's body.
+
+    Safe to call any number of times for the same run: only a due run is claimed, and only
+    the worker holding the current lease records what it measured."""
+    run = _claim(run_id)
+    if run is None:
+        return None
+    lab = run.placement.lab
+    outcome = execution.execute(
+        lab.model_spec(),
+        run.policy,
+        lab.budget_bytes,
+        device=settings.LAB_DEVICE,
+        repeats=settings.LAB_TIMING_REPEATS,
+        timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
+        memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
+    )
+    return record_outcome(run, outcome)
+
+
+@transaction.atomic
+def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
+    current = (
+        LabRun.objects.select_for_update()
+        .filter(pk=run.pk, status=RunStatus.RUNNING, lease_token=run.lease_token)
+        .first()
+    )
+    if current is None:
+        return None  # the lease ran out and another worker took the run over
+    now = timezone.now()
+    current.lease_token = None
+    current.lease_until = None
+    if outcome.kind == "measured":
+        result = outcome.result or {}
+        current.status = RunStatus.SUCCEEDED
+        current.result = result
+        current.device = str(result.get("device", ""))[:32]
+        current.score = Decimal(str(result.get("score", 0))).quantize(Decimal("0.0001"))
+        current.error = ""
+        current.finished_at = now
+    elif outcome.kind == "rejected":
+        current.status = RunStatus.REJECTED
+        current.error = outcome.message
+        current.finished_at = now
+    elif current.execution_attempts < settings.LAB_MAX_EXECUTION_ATTEMPTS:
+        # The machine's failure, not the student's: back in the queue after a pause.
+        current.status = RunStatus.QUEUED
+        current.error = outcome.message
+        backoff = settings.LAB_RETRY_BACKOFF_SECONDS * 2 ** (current.execution_attempts - 1)
+        current.next_attempt_at = now + timedelta(seconds=backoff)
+    else:
+        current.status = RunStatus.INFRASTRUCTURE_FAILED
+        current.error = outcome.message
+        current.finished_at = now
+    current.save()
+    if current.status == RunStatus.SUCCEEDED:
+        refresh_lab_grade(user=current.user, placement=current.placement)
+    elif current.status == RunStatus.QUEUED:
+        retry_at = current.next_attempt_at
+        transaction.on_commit(lambda: _enqueue_at(current.pk, retry_at))
+    return current
+
+
+def _enqueue_at(run_id: int, when: datetime) -> None:
+    from .tasks import execute_lab_run
+
+    LabRun.objects.filter(pk=run_id).update(enqueued_at=timezone.now())
+    execute_lab_run.apply_async((run_id,), eta=when)
+
+
+@transaction.atomic
+def refresh_lab_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> object | None:
+    """The student's lab grade from their measured runs, by the schedule's grading method
+    and late policy; queued for the gradebook when it changes."""
+    rules = lab_policy(placement)
+    runs = [
+        GradedRun(submitted_at=run.submitted_at, score=run.score, is_late=run.is_late)
+        for run in LabRun.objects.filter(
+            placement=placement, user=user, status=RunStatus.SUCCEEDED
+        ).only("submitted_at", "score", "is_late")
+    ]
+    fraction = lab_grade_fraction(
+        runs, rules.grading_method, rules.late_policy, rules.late_penalty_percent
+    )
+    if fraction is None:
+        return None
+    return set_placement_grade(
+        user=user,
+        placement=placement,
+        fraction=fraction,
+        score_maximum=LAB_SCORE_MAXIMUM,
+        grading_method=rules.grading_method,
+        counted=len(runs),
+    )
+
+
+def requeue_stuck_runs(now: datetime | None = None) -> int:
+    """Runs whose worker died (lease ran out) or whose message was lost go back on the
+    queue; the claim makes a duplicate message harmless."""
+    now = now or timezone.now()
+    lost_after = now - timedelta(seconds=settings.LAB_REQUEUE_AFTER_SECONDS)
+    stuck = LabRun.objects.filter(
+        Q(status=RunStatus.RUNNING, lease_until__lt=now)
+        | Q(status=RunStatus.QUEUED, next_attempt_at__lte=now)
+        & (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=lost_after))
+    ).values_list("pk", flat=True)
+    count = 0
+    for run_id in stuck:
+        _enqueue(run_id)
+        count += 1
+    return count
+
+
+def settle_due_labs(now: datetime | None = None) -> int:
+    """At each placement's due time, settle every student's grade from the runs submitted
+    so far (the best or the last, as the schedule says). Runs still in the queue then are
+    graded as they finish, as are late ones, by the late policy."""
+    now = now or timezone.now()
+    settled = 0
+    for schedule in LabSchedule.objects.filter(
+        due_at__lte=now, finalized_at__isnull=True
+    ).select_related("placement"):
+        placement = schedule.placement
+        students = (
+            LabRun.objects.filter(placement=placement, status=RunStatus.SUCCEEDED)
+            .values_list("user", flat=True)
+            .distinct()
+        )
+        for user in get_user_model().objects.filter(pk__in=students):
+            refresh_lab_grade(user=user, placement=placement)
+        LabSchedule.objects.filter(pk=schedule.pk).update(finalized_at=now)
+        settled += 1
+    return settled

@@ -1,0 +1,146 @@
+"""Lab pages. Thin: access checks here, domain work in services and selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from assessments.errors import AssessmentError
+from assessments.selectors import localized
+from gradesync.selectors import gradebook
+from lti.access import launch_required, launched_role, member_placement, staff_placement
+from lti.models import ResourceLink, Role
+
+from . import selectors, services
+from .forms import PolicyForm, ScheduleForm
+from .models import LabRun
+
+
+def _lab_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
+    placement, role = member_placement(request, placement_id)
+    if placement.lab_id is None:
+        raise Http404(_("This activity is not a lab."))
+    return placement, role
+
+
+def _chart_labels() -> dict[str, str]:
+    return {
+        "student": _("Your policy"),
+        "baseline": _("No checkpointing"),
+        "sqrt": _("√N segments"),
+        "frontier": _("Optimal frontier"),
+    }
+
+
+def _render_placement(
+    request: HttpRequest, placement: ResourceLink, role: Role, form: PolicyForm, status: int = 200
+) -> HttpResponse:
+    lab = placement.lab
+    language = get_language()
+    runs = list(selectors.runs_of(request.user, placement))
+    context = {
+        "placement": placement,
+        "lab": lab,
+        "title": localized(lab.title, language),
+        "instructions": localized(lab.instructions, language),
+        "rules": selectors.lab_policy(placement),
+        "form": form,
+        "blocks": range(lab.blocks),
+        "runs": runs,
+        "runs_left": selectors.runs_left(placement, runs),
+        "is_staff": role == Role.STAFF,
+        "grade": selectors.grade_of(request.user, placement),
+    }
+    return render(request, "labs/placement.html", context, status=status)
+
+
+@require_GET
+@launch_required
+def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found, role = _lab_placement(request, placement_id)
+    return _render_placement(request, found, role, PolicyForm(blocks=found.lab.blocks))
+
+
+@require_POST
+@launch_required
+def submit(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found, role = _lab_placement(request, placement_id)
+    form = PolicyForm(request.POST, blocks=found.lab.blocks)
+    if not form.is_valid():
+        return _render_placement(request, found, role, form, status=400)
+    try:
+        run = services.submit_run(
+            placement=found, user=request.user, policy=form.cleaned_data["policy"]
+        )
+    except AssessmentError as error:
+        form.add_error(None, error.message)
+        return _render_placement(request, found, role, form, status=error.status_code)
+    return redirect("labs:run", public_id=run.public_id)
+
+
+@require_GET
+@launch_required
+def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
+    """A run's place in the queue, then its result; the student's own, or any run of a
+    course where this session has the staff role."""
+    run = get_object_or_404(
+        LabRun.objects.select_related("placement__lab", "placement__context", "user"),
+        public_id=public_id,
+    )
+    if run.user_id != request.user.pk and launched_role(request, run.placement.context_id) != (
+        Role.STAFF
+    ):
+        raise PermissionDenied(_("This run is not yours."))
+    result = run.result or {}
+    context = {
+        "run": run,
+        "lab": run.placement.lab,
+        "title": localized(run.placement.lab.title, get_language()),
+        "queue_position": selectors.queue_position(run),
+        "result": result,
+        "report": selectors.run_report(run),
+        "chart": selectors.run_chart(result, _chart_labels()) if result else None,
+        "is_pending": run.status in ("queued", "running"),
+    }
+    return render(request, "labs/run.html", context)
+
+
+def _render_manage(
+    request: HttpRequest, placement: ResourceLink, form: ScheduleForm, status: int = 200
+) -> HttpResponse:
+    context = {
+        "placement": placement,
+        "lab": placement.lab,
+        "title": localized(placement.lab.title, get_language()),
+        "form": form,
+        "runs": selectors.placement_runs(placement)[:200],
+        "gradebook": gradebook(placement),
+    }
+    return render(request, "labs/manage.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@launch_required
+def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """The instructor's view: the schedule and late policy, the class's runs and grades."""
+    found = staff_placement(request, placement_id)
+    if found.lab_id is None:
+        raise Http404(_("This activity is not a lab."))
+    schedule = services.ensure_schedule(found)
+    if request.method == "GET":
+        return _render_manage(request, found, ScheduleForm(instance=schedule))
+    form = ScheduleForm(request.POST, instance=schedule)
+    if not form.is_valid():
+        return _render_manage(request, found, form, status=400)
+    try:
+        services.update_schedule(found, **form.cleaned_data)
+    except AssessmentError as error:
+        form.add_error(None, error.message)
+        return _render_manage(request, found, form, status=error.status_code)
+    return redirect("labs:manage", placement_id=found.pk)

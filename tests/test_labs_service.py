@@ -1,0 +1,338 @@
+"""Lab submissions, execution (the real runner in a child process), grading, the
+schedule and the pages."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from assessments.models import Grade
+from gradesync.models import GradeSync
+from labs import services
+from labs.errors import InvalidPolicy, LabNotOpen, RunPending
+from labs.execution import Outcome
+from labs.grading import GradedRun, lab_grade_fraction
+from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
+from lti.models import Role
+from lti.services import enrol_demo_member
+
+from .conftest import launched_client
+from .gradebook import graded_placement, student
+from .labs_helpers import lab_placement, small_lab
+
+SQRT = {"kind": "sqrt"}
+
+
+@pytest.fixture(autouse=True)
+def quick_runs(settings):
+    settings.LAB_TIMING_REPEATS = 1
+    settings.LAB_RETRY_BACKOFF_SECONDS = 0
+
+
+@pytest.fixture
+def lab(db):
+    return small_lab()
+
+
+@pytest.fixture
+def course(quiz):
+    """A learner and an instructor in the demo course, with a lab placed in it."""
+    learner = enrol_demo_member(Role.LEARNER)
+    staff = enrol_demo_member(Role.STAFF)
+    return learner, staff
+
+
+@pytest.fixture
+def placed(course, lab):
+    learner, _staff = course
+    return lab_placement(learner.context, lab)
+
+
+def submit(placement, user, policy=SQRT, **kwargs) -> LabRun:
+    return services.submit_run(placement=placement, user=user, policy=policy, **kwargs)
+
+
+def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fake_lms, lab):
+    placement = graded_placement(fake_lms, lab)
+    user = student(placement, "s1")
+    run = submit(placement, user)
+    assert run.status == RunStatus.QUEUED and run.number == 1
+
+    done = services.execute_run(run.pk)
+    assert done.status == RunStatus.SUCCEEDED, done.error
+    assert done.result["grads_match"] and done.result["device"] == "cpu"
+    assert Decimal(0) < done.score <= Decimal(1)
+    grade = Grade.objects.get(user=user, placement=placement)
+    assert grade.score_maximum == 100
+    assert grade.score_given == (done.score * 100).quantize(Decimal("0.001"))
+    sync = GradeSync.objects.get(grade=grade)
+    assert sync.score_given == grade.score_given and sync.score_maximum == 100
+    # Running it again changes nothing: the run is done.
+    assert services.execute_run(run.pk) is None
+    assert GradeSync.objects.count() == 1
+
+
+def test_a_policy_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed, course):
+    learner, _ = course
+    # Valid JSON for the form, but the lab's model is broken: the runner refuses it.
+    placed.lab.blocks = 0
+    placed.lab.save()
+    run = LabRun.objects.create(
+        placement=placed,
+        user=learner.user,
+        number=1,
+        policy={"kind": "none"},
+        submitted_at=timezone.now(),
+        next_attempt_at=timezone.now(),
+    )
+    done = services.execute_run(run.pk)
+    assert done.status == RunStatus.REJECTED
+    assert "blocks must be a whole number" in done.error
+    assert not Grade.objects.exists()
+
+
+def test_an_infrastructure_failure_is_retried_then_marked_never_graded_zero(
+    placed, course, settings
+):
+    learner, _ = course
+    settings.LAB_RUN_TIMEOUT_SECONDS = 0.05  # the child cannot even import torch in time
+    settings.LAB_MAX_EXECUTION_ATTEMPTS = 2
+    run = submit(placed, learner.user)
+    first = services.execute_run(run.pk)
+    assert first.status == RunStatus.QUEUED and first.execution_attempts == 1
+    assert "longer than" in first.error
+    second = services.execute_run(run.pk)
+    assert second.status == RunStatus.INFRASTRUCTURE_FAILED and second.execution_attempts == 2
+    assert not Grade.objects.exists()
+    # It does not count against the student's runs: they can submit again at once.
+    settings.LAB_RUN_TIMEOUT_SECONDS = 600
+    again = submit(placed, learner.user)
+    assert services.execute_run(again.pk).status == RunStatus.SUCCEEDED
+
+
+def test_a_memory_cap_stops_a_run_as_an_infrastructure_failure(placed, course, settings):
+    learner, _ = course
+    settings.LAB_MEMORY_CAP_BYTES = 64 * 2**20
+    settings.LAB_DEVICE = "cpu"
+    run = submit(placed, learner.user)
+    done = services.execute_run(run.pk)
+    assert done.status == RunStatus.QUEUED and done.error  # back in the queue, with why
+
+
+def test_only_the_lease_holder_records_an_outcome(placed, course):
+    learner, _ = course
+    run = submit(placed, learner.user)
+    claimed = services._claim(run.pk)
+    assert services._claim(run.pk) is None  # no second worker while the lease holds
+    LabRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    taken_over = services._claim(run.pk)
+    assert taken_over.execution_attempts == 2
+    stale = Outcome("measured", result={"score": 1, "device": "cpu"})
+    assert services.record_outcome(claimed, stale) is None
+    assert LabRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"kind": "segments", "size": 99}, "between 1 and 8"),
+        ({"kind": "boundaries", "segments": [{"start": 0, "end": 9}]}, "between 0 and 8"),
+        ({"kind": "teleport"}, "unknown policy kind"),
+        ("not json", "not valid JSON"),
+    ],
+)
+def test_bad_policies_are_refused_before_anything_runs(placed, course, policy, message):
+    learner, _ = course
+    with pytest.raises(InvalidPolicy, match=message):
+        submit(placed, learner.user, policy)
+    assert not LabRun.objects.exists()
+
+
+def test_schedule_opens_closes_and_late_policy(placed, course):
+    learner, _ = course
+    now = timezone.now()
+    schedule = services.update_schedule(
+        placed,
+        opens_at=now + timedelta(hours=1),
+        due_at=now + timedelta(hours=2),
+        closes_at=now + timedelta(hours=3),
+    )
+    with pytest.raises(LabNotOpen, match="not open yet"):
+        submit(placed, learner.user)
+    on_time = submit(placed, learner.user, now=now + timedelta(minutes=90))
+    assert not on_time.is_late
+    LabRun.objects.filter(pk=on_time.pk).update(status=RunStatus.SUCCEEDED, score=Decimal("0.5"))
+    late = submit(placed, learner.user, now=now + timedelta(minutes=150))
+    assert late.is_late
+    LabRun.objects.filter(pk=late.pk).update(status=RunStatus.SUCCEEDED, score=Decimal("0.5"))
+    with pytest.raises(LabNotOpen, match="closed"):
+        submit(placed, learner.user, now=now + timedelta(hours=4))
+    schedule.late_policy = LatePolicy.REFUSE
+    schedule.save()
+    with pytest.raises(LabNotOpen, match="no late runs"):
+        submit(placed, learner.user, now=now + timedelta(minutes=150))
+    assert LabSchedule.objects.get(pk=placed.pk).finalized_at is None
+
+
+def test_one_run_at_a_time_and_the_run_limit(placed, course):
+    learner, _ = course
+    first = submit(placed, learner.user)
+    with pytest.raises(RunPending):
+        submit(placed, learner.user)
+    services.update_schedule(placed, max_runs=1)
+    LabRun.objects.filter(pk=first.pk).update(status=RunStatus.REJECTED)
+    with pytest.raises(LabNotOpen, match="all 1 runs"):
+        submit(placed, learner.user)
+
+
+def test_schedule_refuses_times_out_of_order(placed):
+    now = timezone.now()
+    with pytest.raises(services.InvalidSchedule, match="after the opening"):
+        services.update_schedule(placed, opens_at=now, due_at=now - timedelta(hours=1))
+    with pytest.raises(services.InvalidSchedule, match="closing time"):
+        services.update_schedule(placed, due_at=now, closes_at=now - timedelta(hours=1))
+
+
+def test_grade_is_the_best_or_the_last_run_after_the_late_policy():
+    now = timezone.now()
+    runs = [
+        GradedRun(now, Decimal("0.6"), False),
+        GradedRun(now + timedelta(hours=1), Decimal("0.9"), True),
+        GradedRun(now + timedelta(hours=2), Decimal("0.7"), False),
+    ]
+    assert lab_grade_fraction(runs, "highest", LatePolicy.ACCEPT, 0) == Decimal("0.9")
+    assert lab_grade_fraction(runs, "highest", LatePolicy.PENALTY, 50) == Decimal("0.7")
+    assert lab_grade_fraction(runs, "last", LatePolicy.PENALTY, 50) == Decimal("0.7")
+    assert lab_grade_fraction(runs[:2], "last", LatePolicy.PENALTY, 50) == Decimal("0.45")
+    assert lab_grade_fraction([], "highest", LatePolicy.ACCEPT, 0) is None
+
+
+def test_at_the_due_time_grades_settle_from_the_runs_so_far(placed, course):
+    learner, _ = course
+    now = timezone.now()
+    services.update_schedule(placed, due_at=now + timedelta(hours=1), grading_method="last")
+    for number, score in ((1, "0.9"), (2, "0.4")):
+        LabRun.objects.create(
+            placement=placed,
+            user=learner.user,
+            number=number,
+            policy=SQRT,
+            submitted_at=now + timedelta(minutes=number),
+            next_attempt_at=now,
+            status=RunStatus.SUCCEEDED,
+            score=Decimal(score),
+        )
+    assert services.settle_due_labs(now) == 0  # not due yet
+    assert services.settle_due_labs(now + timedelta(hours=2)) == 1
+    grade = Grade.objects.get(user=learner.user, placement=placed)
+    assert grade.score_given == Decimal("40.000")  # the last run, as the schedule says
+    assert LabSchedule.objects.get(pk=placed.pk).finalized_at is not None
+    assert services.settle_due_labs(now + timedelta(hours=3)) == 0  # once
+
+
+def test_stuck_runs_are_requeued(placed, course):
+    learner, _ = course
+    run = submit(placed, learner.user)
+    services._claim(run.pk)
+    assert services.requeue_stuck_runs() == 0  # the lease still holds
+    LabRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert services.requeue_stuck_runs() == 1
+
+
+# --- Pages -----------------------------------------------------------------------------
+
+
+def test_student_submits_from_the_picture_of_the_layers_and_sees_the_result(placed, course):
+    learner, _ = course
+    client = launched_client(learner)
+    page = client.get(f"/lab/{placed.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "Tiny chain" in html
+    assert html.count('name="recompute"') == 8 and html.count('name="cuts"') == 7
+
+    response = client.post(
+        f"/lab/{placed.pk}/runs/",
+        {"kind": "layers", "recompute": ["0", "1", "2", "4", "5", "6"], "cuts": ["4"]},
+    )
+    assert response.status_code == 302
+    run = LabRun.objects.get()
+    assert run.policy == {
+        "kind": "boundaries",
+        "segments": [
+            {"start": 0, "end": 3, "checkpoint": True},
+            {"start": 3, "end": 4, "checkpoint": False},
+            {"start": 4, "end": 7, "checkpoint": True},
+            {"start": 7, "end": 8, "checkpoint": False},
+        ],
+    }
+    waiting = client.get(response["Location"]).content.decode()
+    assert "number 1 in the queue" in waiting and 'http-equiv="refresh"' in waiting
+
+    services.execute_run(run.pk)
+    result = client.get(response["Location"]).content.decode()
+    assert 'id="score"' in result and "refresh" not in result
+    assert re.search(r'data-kind="student" data-peak-bytes="\d+"', result)
+    assert 'data-kind="frontier"' in result and 'data-kind="sqrt"' in result
+    assert "Score = min(1," in result or "Score 100%" in result
+
+
+def test_bad_form_input_gets_a_400_with_the_reason(placed, course):
+    learner, _ = course
+    client = launched_client(learner)
+    for data, message in (
+        ({"kind": "segments"}, "Give the segment size"),
+        ({"kind": "json", "policy_json": "{"}, "not valid JSON"),
+        ({"kind": "json", "policy_json": '{"kind": "segments", "size": 0}'}, "between 1 and 8"),
+        ({"kind": "warp"}, "Select a valid choice"),
+    ):
+        response = client.post(f"/lab/{placed.pk}/runs/", data)
+        assert response.status_code == 400, data
+        assert message in response.content.decode(), data
+    assert not LabRun.objects.exists()
+
+
+def test_runs_are_private_and_management_is_for_staff(placed, course, quiz):
+    learner, staff = course
+    run = submit(placed, learner.user)
+    other = launched_client(enrol_demo_member(Role.LEARNER))
+    assert other.get(f"/runs/{run.public_id}/").status_code == 403
+    assert other.get(f"/lab/{placed.pk}/manage/").status_code == 403
+    instructor = launched_client(staff)
+    assert instructor.get(f"/runs/{run.public_id}/").status_code == 200
+    manage = instructor.get(f"/lab/{placed.pk}/manage/")
+    assert manage.status_code == 200 and 'id="class-runs"' in manage.content.decode()
+    bad = instructor.post(
+        f"/lab/{placed.pk}/manage/",
+        {"due_at": "2030-01-02T10:00", "closes_at": "2030-01-01T10:00", "late_policy": "accept",
+         "late_penalty_percent": "0"},
+    )  # fmt: skip
+    assert bad.status_code == 400 and "closing time" in bad.content.decode()
+    good = instructor.post(
+        f"/lab/{placed.pk}/manage/",
+        {"due_at": "2030-01-02T10:00", "late_policy": "penalty", "late_penalty_percent": "20",
+         "max_runs": "3", "grading_method": "last"},
+    )  # fmt: skip
+    assert good.status_code == 302
+    schedule = LabSchedule.objects.get(pk=placed.pk)
+    assert (schedule.late_policy, schedule.late_penalty_percent, schedule.max_runs) == (
+        "penalty",
+        20,
+        3,
+    )
+    # A lab is not a quiz, and a stranger's session reaches neither.
+    assert launched_client(learner).get(f"/quiz/{placed.pk}/").status_code == 404
+    anonymous = type(instructor)()
+    assert anonymous.get(f"/lab/{placed.pk}/").status_code == 403
+
+
+def test_demo_course_offers_the_lab(client, quiz):
+    from django.core.management import call_command
+
+    call_command("load_labs")
+    response = client.post("/lti/demo/launch/", {"role": "learner", "activity": "lab"})
+    assert response.status_code == 302 and response["Location"].startswith("/lab/")
+    assert "64-block chain" in client.get(response["Location"]).content.decode()
