@@ -1,4 +1,5 @@
-# The web, worker and beat image. GPU workers build with --build-arg EXTRAS=labs.
+# The web, worker and beat image. GPU workers build with --build-arg EXTRAS=labs (PyTorch
+# with CUDA from PyPI); the web image stays without it.
 FROM python:3.11-slim
 ARG EXTRAS=""
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
@@ -7,6 +8,8 @@ COPY pyproject.toml README.md ./
 COPY config config
 COPY assessments assessments
 COPY lti lti
+COPY gradesync gradesync
+COPY labs labs
 COPY api api
 COPY templates templates
 COPY locale locale
