@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench-sync
+.PHONY: run test lint messages chromium bench-sync bench-labs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,3 +60,8 @@ messages: $(VENV)/.installed-dev
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
 bench-sync: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.grade_sync
+
+# The lab runner on chains of 64 and 256 blocks (DEVICE=cuda on a GPU host).
+DEVICE ?= cpu
+bench-labs: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.labs --device $(DEVICE)

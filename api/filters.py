@@ -5,6 +5,7 @@ from django import forms
 from django_filters.fields import IsoDateTimeField
 
 from assessments.models import Attempt, AttemptState, Grade, Response
+from labs.models import LabRun, RunStatus
 from lti.models import Membership, ResourceLink
 
 
@@ -49,6 +50,20 @@ class AttemptFilter(django_filters.FilterSet):
     class Meta:
         model = Attempt
         fields = ["course", "activity", "placement", "user", "state"]
+
+
+class LabRunFilter(django_filters.FilterSet):
+    course = django_filters.NumberFilter(field_name="placement__context_id")
+    activity = django_filters.CharFilter(field_name="placement__lab__slug")
+    placement = django_filters.NumberFilter(field_name="placement_id")
+    user = django_filters.NumberFilter(field_name="user_id")
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+    submitted_after = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
+    submitted_before = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
+
+    class Meta:
+        model = LabRun
+        fields = ["course", "activity", "placement", "user", "status"]
 
 
 class ResponseFilter(django_filters.FilterSet):

@@ -13,6 +13,7 @@ from assessments.models import (
     Regrade,
     Response,
 )
+from labs.models import LabRun
 from lti.models import Membership, ResourceLink
 
 from .models import ApiToken
@@ -122,6 +123,47 @@ class AttemptDetailSerializer(AttemptSerializer):
 
     class Meta(AttemptSerializer.Meta):
         fields = [*AttemptSerializer.Meta.fields, "responses"]
+
+
+class LabRunSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id")
+    user = UserSerializer()
+    peak_activation_bytes = serializers.SerializerMethodField()
+    recompute_flops = serializers.SerializerMethodField()
+
+    class Meta:
+        model = LabRun
+        fields = [
+            "id",
+            "placement",
+            "user",
+            "number",
+            "status",
+            "policy",
+            "submitted_at",
+            "is_late",
+            "started_at",
+            "finished_at",
+            "execution_attempts",
+            "device",
+            "score",
+            "peak_activation_bytes",
+            "recompute_flops",
+            "error",
+        ]
+
+    def get_peak_activation_bytes(self, run: LabRun) -> int | None:
+        return (run.result or {}).get("peak_activation_bytes")
+
+    def get_recompute_flops(self, run: LabRun) -> int | None:
+        return (run.result or {}).get("recompute_flops")
+
+
+class LabRunDetailSerializer(LabRunSerializer):
+    result = serializers.JSONField(help_text="Everything the runner measured (docs/labs.md).")
+
+    class Meta(LabRunSerializer.Meta):
+        fields = [*LabRunSerializer.Meta.fields, "result"]
 
 
 class SyncSerializer(serializers.Serializer):

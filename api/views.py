@@ -16,6 +16,7 @@ from assessments.errors import AssessmentError
 from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
 from assessments.selectors import placement_analytics
 from gradesync.models import GradeSync
+from labs.models import LabRun
 from lti.models import Context, Membership, ResourceLink
 
 from . import filters, serializers
@@ -106,6 +107,27 @@ class AttemptViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelM
         if self.action == "retrieve":
             queryset = queryset.prefetch_related("responses__question", "responses__option")
         return queryset
+
+
+class LabRunViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Lab runs with what the runner measured: staff see their courses', learners their own."""
+
+    queryset = LabRun.objects.none()  # for the schema; get_queryset scopes it
+
+    lookup_field = "public_id"
+    filterset_class = filters.LabRunFilter
+    ordering_fields = ["submitted_at", "finished_at", "score", "number"]
+    ordering = ["-submitted_at"]
+
+    def get_serializer_class(self):
+        if self.action == "retrieve":
+            return serializers.LabRunDetailSerializer
+        return serializers.LabRunSerializer
+
+    def get_queryset(self):
+        return LabRun.objects.filter(
+            self.scope.rows("placement__context_id", "user")
+        ).select_related("user__lti_user")
 
 
 class ResponseViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):

@@ -14,6 +14,7 @@ from lti.models import Membership, Role
 
 from .conftest import launched_client
 from .gradebook import finish_attempt, graded_placement, student
+from .labs_helpers import lab_placement, small_lab
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +33,15 @@ class World:
         finish_attempt(self.l1, self.a, correct=5)
         finish_attempt(self.l2, self.a, correct=7)
         finish_attempt(self.l3, self.b, correct=2)
+        lab = small_lab()
+        self.lab_a = lab_placement(self.a.context, lab, "lab-a")
+        self.lab_b = lab_placement(self.b.context, lab, "lab-b")
+        for user, placement in (
+            (self.l1, self.lab_a),
+            (self.l2, self.lab_a),
+            (self.l3, self.lab_b),
+        ):
+            measured_run(user, placement)
         _, self.read_token = create_token(
             actor=self.teacher_a, name="read", context=self.a.context, can_write=False
         )
@@ -72,6 +82,25 @@ def graded_placement_b(a, quiz):
     )
 
 
+def measured_run(user, placement, number: int = 1):
+    from django.utils import timezone
+
+    from labs.models import LabRun, RunStatus
+
+    return LabRun.objects.create(
+        placement=placement,
+        user=user,
+        number=number,
+        policy={"kind": "sqrt"},
+        submitted_at=timezone.now(),
+        next_attempt_at=timezone.now(),
+        status=RunStatus.SUCCEEDED,
+        score="0.75",
+        device="cpu",
+        result={"peak_activation_bytes": 3080, "recompute_flops": 4096, "score": 0.75},
+    )
+
+
 def staff(placement, sub):
     user = student(placement, sub)
     Membership.objects.filter(user=user).update(role=Role.STAFF)
@@ -101,7 +130,7 @@ PERSONAS = ["learner", "staff", "other_staff", "anonymous", "course_token", "rev
 
 
 @pytest.mark.parametrize("persona", PERSONAS)
-@pytest.mark.parametrize("endpoint", ["attempts", "grades"])
+@pytest.mark.parametrize("endpoint", ["attempts", "grades", "lab-runs"])
 def test_lists_show_each_caller_exactly_their_rows(world, persona, endpoint):
     response = world.client(persona).get(f"/api/v1/{endpoint}/")
     expected = {
@@ -137,7 +166,11 @@ def test_responses_placements_and_roster_are_scoped(world, persona):
     expected_attempts = {str(a.public_id) for a in Attempt.objects.filter(user__in=visible)}
     assert attempts_seen == expected_attempts
     placement_ids = {row["id"] for row in placements.json()["results"]}
-    assert placement_ids == ({world.b.pk} if persona == "other_staff" else {world.a.pk})
+    assert placement_ids == (
+        {world.b.pk, world.lab_b.pk} if persona == "other_staff" else {world.a.pk, world.lab_a.pk}
+    )
+    types = {row["id"]: row["activity_type"] for row in placements.json()["results"]}
+    assert types.get(world.lab_a.pk, "lab") == "lab" and types.get(world.a.pk, "quiz") == "quiz"
     members = {row["user"]["id"] for row in roster.json()["results"]}
     assert (
         members
@@ -299,11 +332,13 @@ def test_a_course_token_stops_working_when_its_creator_stops_teaching(world):
 
 def test_list_endpoints_use_a_constant_number_of_queries(world, django_assert_max_num_queries):
     client = world.client("course_token")
-    for name in ("attempts", "grades", "responses", "roster", "overrides"):
+    for name in ("attempts", "grades", "responses", "roster", "overrides", "lab-runs"):
         with django_assert_max_num_queries(8):
             small = client.get(f"/api/v1/{name}/?page_size=1")
         for number in range(20):
-            finish_attempt(student(world.a, f"extra-{name}-{number}"), world.a, correct=number % 9)
+            extra = student(world.a, f"extra-{name}-{number}")
+            finish_attempt(extra, world.a, correct=number % 9)
+            measured_run(extra, world.lab_a)
         with django_assert_max_num_queries(8):
             large = client.get(f"/api/v1/{name}/?page_size=100")
         assert small.status_code == large.status_code == 200
@@ -408,3 +443,23 @@ def test_activities_are_listed_to_any_signed_in_caller(world, persona, status):
 def test_a_non_numeric_placement_id_is_a_404(world):
     response = world.client("staff").get("/api/v1/placements/abc/analytics/")
     assert response.status_code == 404
+
+
+def test_lab_run_detail_carries_the_measurements_and_quiz_only_actions_refuse_labs(world):
+    client = world.client("staff")
+    run = world.l1.lab_runs.get()
+    detail = client.get(f"/api/v1/lab-runs/{run.public_id}/")
+    assert detail.status_code == 200
+    assert detail.json()["result"]["peak_activation_bytes"] == 3080
+    assert detail.json()["score"] == "0.7500"
+    assert world.client("other_staff").get(f"/api/v1/lab-runs/{run.public_id}/").status_code == 404
+    filtered = client.get(f"/api/v1/lab-runs/?user={world.l2.pk}&status=succeeded")
+    assert users_in(filtered.json()) == {world.l2.pk}
+    analytics = client.get(f"/api/v1/placements/{world.lab_a.pk}/analytics/")
+    assert analytics.status_code == 400 and "lab" in analytics.json()["error"]["message"] + str(
+        analytics.json()["error"]["details"]
+    )
+    regrade = world.client("write_token").post(
+        "/api/v1/regrades/", {"placement": world.lab_a.pk}, content_type="application/json"
+    )
+    assert regrade.status_code == 400

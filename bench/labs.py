@@ -1,0 +1,70 @@
+"""Lab runner figures: the CLI on chains of 64 and 256 blocks under several policies.
+
+    python -m bench.labs [--device cpu|cuda] [--blocks 64 256] [--width 256] [--batch 256]
+
+Runs `python -m labs.runner` once per policy (as a worker does) and prints a Markdown table:
+the exact meter's peak beside CUDA's max_memory_allocated (on a GPU), recomputation, the
+gradient check and the median step time. docs/benchmarks.md records the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+
+POLICIES = {
+    "none": {"kind": "none"},
+    "every block": {"kind": "every_block"},
+    "segments of 4": {"kind": "segments", "size": 4},
+    "√N": {"kind": "sqrt"},
+    "segments of 32": {"kind": "segments", "size": 32},
+    "selective: keep matmuls": {"kind": "selective", "save": ["matmul"]},
+}
+
+
+def run(device: str, blocks: int, width: int, batch: int, policy: dict, repeats: int) -> dict:
+    command = [
+        sys.executable, "-m", "labs.runner", "--model", "chain", "--blocks", str(blocks),
+        "--width", str(width), "--batch", str(batch), "--policy", json.dumps(policy),
+        "--device", device, "--repeats", str(repeats),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--blocks", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"python {platform.python_version()}, {platform.machine()}, device {args.device}")
+    print(
+        "| N | policy | exact peak (MiB) | activations | CUDA max allocated (MiB) | "
+        "recomputed (GFLOP) | of one forward | grads | step (ms) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for blocks in args.blocks:
+        for name, policy in POLICIES.items():
+            result = run(args.device, blocks, args.width, args.batch, policy, args.repeats)
+            unit = result["activation_unit_bytes"]
+            cuda = result.get("cuda_max_memory_allocated_bytes")
+            print(
+                f"| {blocks} | {name} | {result['peak_activation_bytes'] / 2**20:.2f} | "
+                f"{(result['peak_activation_bytes'] - 8) / unit:g} | "
+                f"{'—' if cuda is None else f'{cuda / 2**20:.2f}'} | "
+                f"{result['recompute_flops'] / 1e9:.3f} | "
+                f"{result['recompute_flops'] / result['forward_flops']:.2f} | "
+                f"{'equal' if result['grads_match'] else 'DIFFER'} | "
+                f"{result['time_ms_median']:.1f} |"
+            )
+    print(f"torch {result['torch_version']}")
+
+
+if __name__ == "__main__":
+    main()
