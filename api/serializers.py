@@ -297,28 +297,168 @@ class NewTokenSerializer(TokenSerializer):
         fields = [*TokenSerializer.Meta.fields, "token"]
 
 
-class HistogramBinSerializer(serializers.Serializer):
-    score = serializers.IntegerField()
-    count = serializers.IntegerField()
+class QuizStatisticsSerializer(serializers.Serializer):
+    """Moodle's test statistics (docs/analytics.md)."""
+
+    attempts = serializers.IntegerField()
+    maximum = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    median = serializers.FloatField(allow_null=True)
+    standard_deviation = serializers.FloatField(allow_null=True)
+    skewness = serializers.FloatField(allow_null=True)
+    kurtosis = serializers.FloatField(allow_null=True)
+    internal_consistency = serializers.FloatField(allow_null=True, help_text="Cronbach's α, %")
+    error_ratio = serializers.FloatField(allow_null=True)
+    standard_error = serializers.FloatField(allow_null=True)
+
+
+class ItemStatisticsSerializer(serializers.Serializer):
+    attempts = serializers.IntegerField()
+    facility = serializers.FloatField(allow_null=True)
+    standard_deviation = serializers.FloatField(allow_null=True)
+    random_guess_score = serializers.FloatField(allow_null=True)
+    intended_weight = serializers.FloatField()
+    effective_weight = serializers.FloatField(allow_null=True)
+    discrimination_index = serializers.FloatField(allow_null=True)
+    discriminative_efficiency = serializers.FloatField(allow_null=True)
+    point_biserial = serializers.FloatField(allow_null=True)
+    upper_lower_difference = serializers.FloatField(allow_null=True)
 
 
 class OptionStatsSerializer(serializers.Serializer):
     key = serializers.CharField()
-    correct = serializers.BooleanField()
+    correct = serializers.BooleanField(source="is_correct")
     chosen = serializers.IntegerField()
+    share = serializers.FloatField(allow_null=True)
+    share_top_third = serializers.FloatField(allow_null=True)
+    share_bottom_third = serializers.FloatField(allow_null=True)
+    never_chosen = serializers.BooleanField()
+    attracts_strong_students = serializers.BooleanField()
 
 
 class QuestionStatsSerializer(serializers.Serializer):
     key = serializers.CharField()
     position = serializers.IntegerField()
     answered = serializers.IntegerField()
-    facility = serializers.FloatField(allow_null=True)
+    facility = serializers.SerializerMethodField(help_text="Share answered right, 0 to 1.")
+    mean_seconds = serializers.FloatField(allow_null=True)
+    statistics = ItemStatisticsSerializer()
     options = OptionStatsSerializer(many=True)
+
+    def get_facility(self, row) -> float | None:
+        facility = row.statistics.facility
+        return None if facility is None else facility / 100
+
+
+class FailureReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class SyncSummarySerializer(serializers.Serializer):
+    synced = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    failure_reasons = serializers.SerializerMethodField()
+
+    @extend_schema_field(FailureReasonSerializer(many=True))
+    def get_failure_reasons(self, summary) -> list[dict]:
+        return [{"reason": reason, "count": count} for reason, count in summary.failure_reasons]
+
+
+class HistogramBinSerializer(serializers.Serializer):
+    score = serializers.IntegerField()
+    count = serializers.IntegerField()
+
+
+class TimelineDaySerializer(serializers.Serializer):
+    day = serializers.DateField()
+    started = serializers.IntegerField()
+    finished = serializers.IntegerField()
+
+
+class LanguageCountSerializer(serializers.Serializer):
+    language = serializers.CharField()
+    attempts = serializers.IntegerField()
 
 
 class AnalyticsSerializer(serializers.Serializer):
-    attempts = serializers.IntegerField()
-    finished = serializers.IntegerField()
-    mean_score = serializers.FloatField(allow_null=True)
-    score_histogram = HistogramBinSerializer(many=True)
+    """The quiz dashboard's figures for the attempts that count (?attempts=, ?finished_from=,
+    ?finished_to=); ``attempts`` and ``finished`` count every attempt of the placement."""
+
+    attempts = serializers.SerializerMethodField()
+    finished = serializers.SerializerMethodField()
+    mean_score = serializers.FloatField(source="statistics.mean", allow_null=True)
+    counting = serializers.CharField(source="rules.counting")
+    statistics = QuizStatisticsSerializer()
+    score_histogram = serializers.SerializerMethodField()
     questions = QuestionStatsSerializer(many=True)
+    timeline = serializers.SerializerMethodField()
+    languages = serializers.SerializerMethodField()
+    not_attempted = serializers.IntegerField(source="not_attempted_count")
+    grade_sync = SyncSummarySerializer(source="sync")
+
+    def get_attempts(self, dashboard) -> int:
+        return sum(started for _day, started, _finished in dashboard.timeline)
+
+    def get_finished(self, dashboard) -> int:
+        return sum(finished for _day, _started, finished in dashboard.timeline)
+
+    @extend_schema_field(HistogramBinSerializer(many=True))
+    def get_score_histogram(self, dashboard) -> list[dict]:
+        return [{"score": score, "count": count} for score, count in dashboard.histogram]
+
+    @extend_schema_field(TimelineDaySerializer(many=True))
+    def get_timeline(self, dashboard) -> list[dict]:
+        return [
+            {"day": day.isoformat(), "started": started, "finished": finished}
+            for day, started, finished in dashboard.timeline
+        ]
+
+    @extend_schema_field(LanguageCountSerializer(many=True))
+    def get_languages(self, dashboard) -> list[dict]:
+        return [{"language": code, "attempts": count} for code, count in dashboard.languages]
+
+
+class LabPointSerializer(serializers.Serializer):
+    student = serializers.CharField()
+    peak_bytes = serializers.IntegerField()
+    recompute_flops = serializers.IntegerField()
+    score = serializers.FloatField()
+    within_budget = serializers.BooleanField()
+
+
+class LabFailureSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    cause = serializers.CharField()
+    runs = serializers.IntegerField()
+
+
+class LabAnalyticsSerializer(serializers.Serializer):
+    budget_bytes = serializers.IntegerField()
+    runs = serializers.IntegerField()
+    measured = serializers.IntegerField()
+    within_budget = serializers.IntegerField()
+    share_within_budget = serializers.FloatField(allow_null=True)
+    statuses = serializers.SerializerMethodField()
+    failures = serializers.SerializerMethodField()
+    points = LabPointSerializer(many=True)
+    frontier = serializers.ListField(child=serializers.DictField())
+    queued = serializers.IntegerField()
+    running = serializers.IntegerField()
+    mean_wait_seconds = serializers.FloatField(allow_null=True)
+    run_seconds_by_device = serializers.SerializerMethodField()
+    grade_sync = SyncSummarySerializer(source="sync")
+
+    def get_statuses(self, dashboard) -> dict[str, int]:
+        return dict(dashboard.statuses)
+
+    @extend_schema_field(LabFailureSerializer(many=True))
+    def get_failures(self, dashboard) -> list[dict]:
+        return [
+            {"status": status, "cause": error, "runs": count}
+            for status, error, count in dashboard.failures
+        ]
+
+    def get_run_seconds_by_device(self, dashboard) -> dict[str, float]:
+        return dict(dashboard.run_seconds_by_device)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response as ApiResponse
 
+from analytics.forms import DashboardFilterForm
+from analytics.selectors import COUNTING_RULES, lab_dashboard, quiz_dashboard
 from assessments import services as assessment_services
 from assessments.errors import AssessmentError
 from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
-from assessments.selectors import placement_analytics
 from gradesync.models import GradeSync
 from labs.models import LabRun
 from lti.models import Context, Membership, ResourceLink
@@ -73,16 +75,39 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
             "context", "quiz", "lab"
         )
 
-    @extend_schema(responses=serializers.AnalyticsSerializer)
-    @action(detail=True, methods=["get"])
-    def analytics(self, request, pk=None):
-        """Summary statistics of the placement, for its course's staff."""
+    def _placement_for_analytics(self, pk) -> ResourceLink:
         if not str(pk).isdigit() or len(str(pk)) > 18:
             raise NotFound("No such placement in your courses.")
-        placement = self.staff_placement(int(pk), write=False)
+        return self.staff_placement(int(pk), write=False)
+
+    @extend_schema(
+        responses=serializers.AnalyticsSerializer,
+        parameters=[
+            OpenApiParameter("attempts", str, enum=list(COUNTING_RULES)),
+            OpenApiParameter("finished_from", OpenApiTypes.DATE),
+            OpenApiParameter("finished_to", OpenApiTypes.DATE),
+        ],
+    )
+    @action(detail=True, methods=["get"])
+    def analytics(self, request, pk=None):
+        """The quiz dashboard's statistics (Moodle's definitions), for the course's staff."""
+        placement = self._placement_for_analytics(pk)
         if placement.quiz_id is None:
-            raise ValidationError({"placement": "Analytics cover quiz placements; this is a lab."})
-        return ApiResponse(serializers.AnalyticsSerializer(placement_analytics(placement)).data)
+            raise ValidationError({"placement": "This is a lab; see its lab-analytics."})
+        form = DashboardFilterForm(request.query_params or None)
+        if form.is_bound and not form.is_valid():
+            raise ValidationError(form.errors.get_json_data())
+        dashboard = quiz_dashboard(placement, form.rules())
+        return ApiResponse(serializers.AnalyticsSerializer(dashboard).data)
+
+    @extend_schema(responses=serializers.LabAnalyticsSerializer)
+    @action(detail=True, methods=["get"], url_path="lab-analytics")
+    def lab_analytics(self, request, pk=None):
+        """The lab dashboard's figures: runs, budget, failures, queue and device time."""
+        placement = self._placement_for_analytics(pk)
+        if placement.lab_id is None:
+            raise ValidationError({"placement": "This is a quiz; see its analytics."})
+        return ApiResponse(serializers.LabAnalyticsSerializer(lab_dashboard(placement)).data)
 
 
 class AttemptViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):

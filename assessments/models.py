@@ -10,6 +10,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -122,10 +123,14 @@ class Attempt(models.Model):
     option_order = models.JSONField(
         help_text="Shuffled option ids per question id, fixed for the attempt."
     )
-    started_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
     score = models.PositiveIntegerField(null=True, blank=True, help_text="Correct answers.")
     max_score = models.PositiveIntegerField()
+    # Kept by the services as attempts finish or are regraded, so the dashboards select
+    # "each student's last / highest attempt" with an index instead of a window per query.
+    is_last_finished = models.BooleanField(default=False)
+    is_highest = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -154,7 +159,12 @@ class Response(models.Model):
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
     option = models.ForeignKey(Option, on_delete=models.PROTECT, related_name="responses")
     is_correct = models.BooleanField()
-    answered_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(default=timezone.now)
+    seconds_spent = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="From the previous answer (or the attempt's start) to this one.",
+    )
 
     class Meta:
         constraints = [

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from lti.models import ResourceLink
 
@@ -17,7 +17,6 @@ from .models import (
     GradingMethod,
     Question,
     QuizVersion,
-    Response,
 )
 
 
@@ -210,74 +209,6 @@ def placement_grades(placement: ResourceLink) -> list[GradeRow]:
             )
         )
     return rows
-
-
-@dataclass(frozen=True)
-class PlacementAnalytics:
-    attempts: int
-    finished: int
-    mean_score: float | None
-    score_histogram: list[dict]
-    questions: list[dict]
-
-
-def placement_analytics(placement: ResourceLink) -> PlacementAnalytics:
-    """Summary figures of a placement, aggregated in SQL (a constant number of queries):
-    attempts, mean score, the score distribution, and per question its facility (share
-    answered right) and how often each option was chosen. The dashboards build on it."""
-    from django.db.models import Avg, Case, Count, FloatField, IntegerField, Value, When
-
-    finished = Attempt.objects.filter(placement=placement, state=AttemptState.FINISHED)
-    totals = Attempt.objects.filter(placement=placement).aggregate(
-        attempts=Count("pk"),
-        finished=Count("pk", filter=Q(state=AttemptState.FINISHED)),
-    )
-    mean = finished.aggregate(mean=Avg("score"))["mean"]
-    histogram = {row["score"]: row["n"] for row in finished.values("score").annotate(n=Count("pk"))}
-    maximum = placement.quiz.current_version.questions.count()
-    responses = Response.objects.filter(attempt__in=finished)
-    facility = {
-        row["question__key"]: row
-        for row in responses.values("question__key").annotate(
-            answered=Count("pk"),
-            facility=Avg(
-                Case(
-                    When(is_correct=True, then=Value(1.0)),
-                    default=Value(0.0),
-                    output_field=FloatField(),
-                )
-            ),
-        )
-    }
-    chosen: dict[str, dict[str, int]] = {}
-    for row in responses.values("question__key", "option__key").annotate(
-        n=Count("pk", output_field=IntegerField())
-    ):
-        chosen.setdefault(row["question__key"], {})[row["option__key"]] = row["n"]
-    questions = [
-        {
-            "key": question.key,
-            "position": question.position,
-            "answered": facility.get(question.key, {}).get("answered", 0),
-            "facility": facility.get(question.key, {}).get("facility"),
-            "options": [
-                {
-                    "key": option.key,
-                    "correct": option.is_correct,
-                    "chosen": chosen.get(question.key, {}).get(option.key, 0),
-                }
-                for option in question.options.all()
-            ],
-        }
-        for question in placement.quiz.current_version.questions.prefetch_related("options")
-    ]
-    return PlacementAnalytics(
-        attempts=totals["attempts"],
-        finished=totals["finished"],
-        mean_score=float(mean) if mean is not None else None,
-        score_histogram=[{"score": s, "count": histogram.get(s, 0)} for s in range(maximum + 1)],
-        questions=questions,
-    )
 
 
 def placement_score_maximum(placement: ResourceLink) -> Decimal:

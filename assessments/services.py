@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Case, Count, Max, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -162,7 +162,8 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
     option = Option.objects.filter(pk=option_pk, question=question).first()
     if option is None:
         raise InvalidAnswer(_("The selected option does not belong to this question."))
-    answered = attempt.responses.count()
+    so_far = attempt.responses.aggregate(count=Count("pk"), last=Max("answered_at"))
+    answered = so_far["count"]
     if attempt.responses.filter(question=question).exists():
         raise AnswerConflict(
             _(
@@ -176,8 +177,14 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
             _("Questions are answered in order: question %(position)s comes next.")
             % {"position": answered + 1}
         )
+    now = timezone.now()
     response = Response.objects.create(
-        attempt=attempt, question=question, option=option, is_correct=option.is_correct
+        attempt=attempt,
+        question=question,
+        option=option,
+        is_correct=option.is_correct,
+        answered_at=now,
+        seconds_spent=max(0, round((now - (so_far["last"] or attempt.started_at)).total_seconds())),
     )
     if answered + 1 == attempt.max_score:
         _finish_attempt(attempt)
@@ -189,7 +196,19 @@ def _finish_attempt(attempt: Attempt) -> None:
     attempt.state = AttemptState.FINISHED
     attempt.finished_at = timezone.now()
     attempt.save(update_fields=["score", "state", "finished_at"])
+    mark_counted_attempts(user=attempt.user, placement=attempt.placement)
     refresh_grade(user=attempt.user, placement=attempt.placement)
+
+
+def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:
+    """Flag the student's last and highest-scoring finished attempts on the placement."""
+    finished = Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
+    last = finished.order_by("-number").values_list("pk", flat=True).first()
+    highest = finished.order_by("-score", "number").values_list("pk", flat=True).first()
+    finished.update(
+        is_last_finished=Case(When(pk=last, then=True), default=False),
+        is_highest=Case(When(pk=highest, then=True), default=False),
+    )
 
 
 def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
@@ -361,6 +380,7 @@ def regrade_placement(*, placement: ResourceLink, actor: AbstractBaseUser) -> Re
     grades_changed = 0
     students = {attempt.user_id: attempt.user for attempt in changed_attempts.values()}
     for user in students.values():
+        mark_counted_attempts(user=user, placement=placement)
         before = (
             Grade.objects.filter(user=user, placement=placement)
             .values_list("score_given", flat=True)

@@ -88,8 +88,9 @@ def staff_placement(request: HttpRequest, placement_id: int) -> ResourceLink:
 
 
 def placement_url(placement: ResourceLink, role: Role) -> str:
-    """Where a launch into the placement lands: the activity's page, or its management
-    page for the course's staff."""
+    """Where a launch into the placement lands: the activity's page, or for the course's
+    staff its dashboard."""
+    if role == Role.STAFF:
+        return reverse("analytics:dashboard", args=[placement.pk])
     app = "labs" if placement.lab_id else "assessments"
-    page = "manage" if role == Role.STAFF else "placement"
-    return reverse(f"{app}:{page}", args=[placement.pk])
+    return reverse(f"{app}:placement", args=[placement.pk])

@@ -36,16 +36,17 @@ def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_meth
     assert "Your score: 8 of 8" in answer_all(client, attempt, lambda q: True)
 
 
-def test_instructor_launch_lands_in_the_instructor_view(client, platform):
+def test_instructor_launch_lands_on_the_dashboard(client, platform):
     response = launch(client, platform, user_id="teacher", roles=[ROLE + "Instructor"])
     placement = ResourceLink.objects.get()
-    assert response["Location"] == reverse("assessments:manage", args=[placement.pk])
-    page = client.get(response["Location"])
-    assert page.status_code == 200 and "Instructor view" in page.content.decode()
+    assert response["Location"] == reverse("analytics:dashboard", args=[placement.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="test-statistics"' in page
+    assert reverse("assessments:manage", args=[placement.pk]) in page
 
     # The instructor re-points the placement's policy; learners see it.
     saved = client.post(
-        response["Location"],
+        reverse("assessments:manage", args=[placement.pk]),
         {
             "quiz": placement.quiz.pk,
             "title": "Week 3 quiz",

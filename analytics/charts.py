@@ -1,0 +1,152 @@
+"""Chart.js configurations for the dashboards: data as the page's tables show it, so each
+chart and its accessible table come from the same figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from .selectors import LabDashboard, QuizDashboard
+
+BLUE, ORANGE, GREY, RED, PURPLE = "#0b5cad", "#c05600", "#59636e", "#b00020", "#8250df"
+MIB, GFLOP = 2**20, 1e9
+
+
+def _axes(x_title: str, y_title: str, x_scale: dict | None = None) -> dict[str, Any]:
+    return {
+        "animation": False,
+        "responsive": True,
+        "maintainAspectRatio": False,
+        "scales": {
+            "x": {"title": {"display": True, "text": x_title}, **(x_scale or {})},
+            "y": {"title": {"display": True, "text": y_title}, "beginAtZero": True},
+        },
+    }
+
+
+def quiz_charts(dashboard: QuizDashboard) -> dict[str, dict[str, Any]]:
+    return {
+        "histogram": {
+            "type": "bar",
+            "data": {
+                "labels": [str(score) for score, _count in dashboard.histogram],
+                "datasets": [
+                    {
+                        "label": _("Attempts"),
+                        "data": [count for _score, count in dashboard.histogram],
+                        "backgroundColor": BLUE,
+                    }
+                ],
+            },
+            "options": _axes(_("Score"), _("Attempts")),
+        },
+        "timeline": {
+            "type": "line",
+            "data": {
+                "labels": [day.isoformat() for day, _s, _f in dashboard.timeline],
+                "datasets": [
+                    {
+                        "label": _("Started"),
+                        "data": [started for _d, started, _f in dashboard.timeline],
+                        "borderColor": GREY,
+                        "backgroundColor": GREY,
+                    },
+                    {
+                        "label": _("Finished"),
+                        "data": [finished for _d, _s, finished in dashboard.timeline],
+                        "borderColor": BLUE,
+                        "backgroundColor": BLUE,
+                    },
+                ],
+            },
+            "options": _axes(_("Day"), _("Attempts")),
+        },
+        "items": {
+            "type": "bar",
+            "data": {
+                "labels": [f"Q{row.position}" for row in dashboard.questions],
+                "datasets": [
+                    {
+                        "label": _("Facility index (%)"),
+                        "data": [_round(row.statistics.facility) for row in dashboard.questions],
+                        "backgroundColor": BLUE,
+                    },
+                    {
+                        "label": _("Discrimination index (%)"),
+                        "data": [
+                            _round(row.statistics.discrimination_index)
+                            for row in dashboard.questions
+                        ],
+                        "backgroundColor": ORANGE,
+                    },
+                ],
+            },
+            "options": _axes(_("Question"), "%"),
+        },
+    }
+
+
+def lab_charts(dashboard: LabDashboard) -> dict[str, dict[str, Any]]:
+    top = max(
+        [p.recompute_flops for p in dashboard.points]
+        + [p["recompute_flops"] for p in dashboard.frontier]
+        + [1]
+    )
+    datasets: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "label": _("Runs"),
+            "data": [
+                {"x": p.peak_bytes / MIB, "y": p.recompute_flops / GFLOP} for p in dashboard.points
+            ],
+            "backgroundColor": ORANGE,
+        },
+        {
+            "type": "line",
+            "label": _("Optimal frontier"),
+            "data": [
+                {"x": p["peak_activation_bytes"] / MIB, "y": p["recompute_flops"] / GFLOP}
+                for p in sorted(dashboard.frontier, key=lambda p: p["peak_activation_bytes"])
+            ],
+            "borderColor": BLUE,
+            "backgroundColor": BLUE,
+            "showLine": True,
+        },
+        {
+            "type": "line",
+            "label": _("Budget"),
+            "data": [
+                {"x": dashboard.budget_bytes / MIB, "y": 0},
+                {"x": dashboard.budget_bytes / MIB, "y": top / GFLOP},
+            ],
+            "borderColor": RED,
+            "borderDash": [4, 3],
+            "pointRadius": 0,
+            "showLine": True,
+        },
+    ]
+    if dashboard.baseline_peak_bytes:
+        datasets.append(
+            {
+                "type": "scatter",
+                "label": _("No checkpointing"),
+                "data": [{"x": dashboard.baseline_peak_bytes / MIB, "y": 0}],
+                "backgroundColor": GREY,
+            }
+        )
+    return {
+        "runs": {
+            "type": "scatter",
+            "data": {"datasets": datasets},
+            "options": _axes(
+                _("Peak activation memory (MiB)"),
+                _("Recomputed GFLOP"),
+                x_scale={"type": "linear", "beginAtZero": True},
+            ),
+        }
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

@@ -1,0 +1,55 @@
+"""Instructor dashboards: only staff of the course (by the launch's role) see them."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.text import slugify
+from django.utils.translation import get_language
+from django.views.decorators.http import require_GET
+
+from assessments.selectors import localized
+from lti.access import launch_required, staff_placement
+
+from . import selectors
+from .charts import lab_charts, quiz_charts
+from .exports import stream_csv
+from .forms import DashboardFilterForm
+
+
+def _title(placement) -> str:
+    activity = placement.quiz.current_version.title if placement.quiz_id else placement.lab.title
+    return placement.title or localized(activity, get_language())
+
+
+@require_GET
+@launch_required
+def dashboard(request: HttpRequest, placement_id: int) -> HttpResponse:
+    placement = staff_placement(request, placement_id)
+    context = {"placement": placement, "title": _title(placement)}
+    if placement.lab_id:
+        lab = selectors.lab_dashboard(placement)
+        context.update(dashboard=lab, charts=lab_charts(lab))
+        return render(request, "analytics/lab_dashboard.html", context)
+    form = DashboardFilterForm(request.GET or None)
+    if form.is_bound and not form.is_valid():
+        context["form"] = form
+        return render(request, "analytics/quiz_dashboard.html", context, status=400)
+    quiz = selectors.quiz_dashboard(placement, form.rules(), get_language())
+    context.update(form=form, dashboard=quiz, charts=quiz_charts(quiz))
+    return render(request, "analytics/quiz_dashboard.html", context)
+
+
+@require_GET
+@launch_required
+def export(request: HttpRequest, placement_id: int, kind: str) -> StreamingHttpResponse:
+    placement = staff_placement(request, placement_id)
+    offered = ("runs", "grades") if placement.lab_id else ("responses", "attempts", "grades")
+    if kind not in offered:
+        raise Http404("No such export for this activity.")
+    name = f"{slugify(placement.title or placement.resource_link_id)}-{kind}.csv"
+    return StreamingHttpResponse(
+        stream_csv(kind, placement),
+        content_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
