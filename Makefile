@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench-sync bench-labs
+.PHONY: run test lint messages chromium bench bench-dashboard bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,7 @@ run: $(VENV)/.installed-run
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py load_quiz
 	DEBUG=1 $(BIN)/python manage.py load_labs
+	DEBUG=1 $(BIN)/python manage.py generate_demo_data --students 200 --if-empty
 	@echo "Serving on http://127.0.0.1:$(PORT)/ (web, worker, beat; Ctrl-C stops them all)"
 	DEBUG=1 PORT=$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --port $(PORT)
 
@@ -58,6 +59,11 @@ messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
+bench: bench-dashboard bench-sync
+
+bench-dashboard: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.dashboard
+
 bench-sync: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.grade_sync
 
@@ -65,3 +71,8 @@ bench-sync: $(VENV)/.installed-dev
 DEVICE ?= cpu
 bench-labs: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.labs --device $(DEVICE)
+
+# Copy the pinned Chart.js build into the served static files (after changing its version).
+vendor: node_modules/.installed
+	cp node_modules/chart.js/dist/chart.umd.min.js analytics/static/analytics/vendor/
+	cp node_modules/chart.js/LICENSE.md analytics/static/analytics/vendor/chart.js-LICENSE.md
