@@ -1,41 +1,95 @@
-"""GET /healthz: the service answers, and says whether its database and broker do."""
+"""Probes. GET /healthz: liveness, the process answers (a load balancer or an orchestrator
+restarts it when it does not). GET /readyz: readiness, it can serve: the database answers,
+Redis answers, the broker accepts connections and every migration is applied; 503 with
+the reason otherwise (take it out of rotation, do not restart it)."""
 
 from __future__ import annotations
 
-from django.db import connection
+from collections.abc import Callable
+
+import redis
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from .celery import app as celery_app
 
+PROBE_TIMEOUT_SECONDS = 2
 
-def _database_ok() -> tuple[bool, str]:
+
+def _database() -> str:
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return "ok"
+
+
+def _redis() -> str:
+    if not settings.REDIS_URL:
+        return "not used"
+    client = redis.Redis.from_url(
+        settings.REDIS_URL,
+        socket_timeout=PROBE_TIMEOUT_SECONDS,
+        socket_connect_timeout=PROBE_TIMEOUT_SECONDS,
+    )
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    except Exception as error:  # any failure means "not reachable"; the reason is reported
-        return False, f"{type(error).__name__}: {error}"
-    return True, "ok"
+        client.ping()
+    finally:
+        client.close()
+    return "ok"
 
 
-def _broker_ok() -> tuple[bool, str]:
-    try:
-        with celery_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
-    except Exception as error:
-        return False, f"{type(error).__name__}: {error}"
-    return True, "ok"
+def _broker() -> str:
+    with celery_app.connection_for_write() as conn:
+        conn.ensure_connection(
+            max_retries=1, interval_start=0, interval_step=0, timeout=PROBE_TIMEOUT_SECONDS
+        )
+    return "ok"
+
+
+def _migrations() -> str:
+    connection = connections[DEFAULT_DB_ALIAS]
+    executor = MigrationExecutor(connection)
+    pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if pending:
+        names = ", ".join(f"{m.app_label}.{m.name}" for m, _backwards in pending[:5])
+        raise RuntimeError(f"{len(pending)} not applied ({names})")
+    return "ok"
+
+
+CHECKS: dict[str, Callable[[], str]] = {
+    "database": _database,
+    "redis": _redis,
+    "broker": _broker,
+    "migrations": _migrations,
+}
 
 
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    database_ok, database = _database_ok()
-    broker_ok, broker = _broker_ok()
-    healthy = database_ok and broker_ok
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    results: dict[str, str] = {}
+    ready = True
+    for name, check in CHECKS.items():
+        if name == "migrations" and results.get("database") != "ok":
+            results[name] = "unknown (no database)"
+            continue
+        try:
+            results[name] = check()
+        except Exception as error:  # any failure means "not ready"; the reason is reported
+            ready = False
+            results[name] = f"{type(error).__name__}: {error}"
+            if name == "database":
+                connections[DEFAULT_DB_ALIAS].close()  # reconnect on the next probe
     return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "database": database, "broker": broker},
-        status=200 if healthy else 503,
+        {"status": "ready" if ready else "unavailable", **results}, status=200 if ready else 503
     )

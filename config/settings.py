@@ -73,10 +73,13 @@ INSTALLED_APPS = [
     "lti",
     "gradesync",
     "labs",
+    "analytics",
+    "ops",
     "api",
 ]
 
 MIDDLEWARE = [
+    "ops.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -327,10 +330,24 @@ LTI_FRAME_ANCESTORS = env_list("LTI_FRAME_ANCESTORS")
 # a newcomer sees the quiz at once; production turns it off.
 DEMO_MODE = env_bool("DEMO_MODE", default=True)
 
+# Logs: JSON lines with the request id (LOG_FORMAT=json, the default without DEBUG), or
+# plain text for a terminal. Celery workers log through the same configuration.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "ops.logs.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

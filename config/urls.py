@@ -4,7 +4,7 @@ from django.urls import include, path
 from assessments import views as assessment_views
 from lti import views as lti_views
 
-from .health import healthz
+from .health import healthz, readyz
 
 urlpatterns = [
     path("", assessment_views.home, name="home"),
@@ -12,9 +12,11 @@ urlpatterns = [
     path("lti/", include("lti.urls")),
     path("", include("gradesync.urls")),
     path("", include("labs.urls")),
+    path("", include("analytics.urls")),
     path("api/", include("api.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path(".well-known/jwks.json", lti_views.jwks, name="well-known-jwks"),
 ]

@@ -1,21 +1,73 @@
+"""Liveness and readiness probes against real services: a PostgreSQL port with nothing
+behind it, and a private redis-server stopped and started again."""
+
 import pytest
+from django.db import connection
 
 from config.celery import app as celery_app
+
+from .workers import PrivateRedis
 
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_reports_database_and_broker(client):
+def test_healthz_is_liveness_only(client):
     response = client.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_readyz_reports_every_dependency(client):
+    response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+    assert response.json() == {
+        "status": "ready",
+        "database": "ok",
+        "redis": "ok",
+        "broker": "ok",
+        "migrations": "ok",
+    }
 
 
-def test_healthz_is_503_with_the_reason_when_the_broker_is_unreachable(client, monkeypatch):
-    # A port nothing listens on: the broker is "down".
-    monkeypatch.setattr(celery_app.conf, "broker_url", "redis://127.0.0.1:9/0")
-    response = client.get("/healthz")
+def test_readyz_fails_while_redis_is_down_and_recovers(client, settings, tmp_path, monkeypatch):
+    redis = PrivateRedis(tmp_path)
+    settings.REDIS_URL = redis.url
+    monkeypatch.setattr(celery_app.conf, "broker_url", redis.url)
+    try:
+        assert client.get("/readyz").status_code == 200
+        redis.stop()
+        down = client.get("/readyz")
+        assert down.status_code == 503
+        body = down.json()
+        assert body["status"] == "unavailable" and body["database"] == "ok"
+        assert "ConnectionError" in body["redis"] or "refused" in body["redis"].lower()
+        assert body["broker"] != "ok"
+        redis.start()
+        assert client.get("/readyz").status_code == 200
+    finally:
+        redis.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readyz_fails_while_the_database_is_unreachable_and_recovers(client):
+    real_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = "9"  # nothing listens there: the database is "down"
+    try:
+        down = client.get("/readyz")
+        assert down.status_code == 503
+        body = down.json()
+        assert body["database"].startswith("OperationalError")
+        assert body["migrations"].startswith("unknown")
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = real_port
+    assert client.get("/readyz").status_code == 200
+
+
+def test_readyz_names_unapplied_migrations(client, monkeypatch):
+    from django.db.migrations.recorder import MigrationRecorder
+
+    MigrationRecorder.Migration.objects.filter(app="labs").delete()
+    response = client.get("/readyz")
     assert response.status_code == 503
-    body = response.json()
-    assert body["status"] == "unavailable" and body["database"] == "ok"
-    assert "Error" in body["broker"] or "refused" in body["broker"].lower()
+    assert "labs.0001_initial" in response.json()["migrations"]

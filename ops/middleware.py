@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from .context import REQUEST_ID_HEADER, new_request_id, request_id
+
+
+class RequestIdMiddleware:
+    """Gives each request an id (the front proxy's X-Request-ID when it sends one), puts it
+    on every log line of the request and in every task the request enqueues, and returns
+    it in the response's X-Request-ID."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        current = new_request_id(request.headers.get(REQUEST_ID_HEADER))
+        request.request_id = current
+        token = request_id.set(current)
+        try:
+            response = self.get_response(request)
+        finally:
+            request_id.reset(token)
+        response[REQUEST_ID_HEADER] = current
+        return response
