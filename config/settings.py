@@ -80,6 +80,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "ops.middleware.RequestIdMiddleware",
+    "ops.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -177,6 +178,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_TASK_TIME_LIMIT = 90
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Beat writes its schedule file after every task it sends: the file's age is its health.
+CELERY_BEAT_SYNC_EVERY = 1
 # Grade sync: retries back off exponentially with jitter up to the maximum; a delivery a
 # worker holds longer than the lease is assumed lost and becomes due again.
 GRADESYNC_BACKOFF_BASE_SECONDS = float(os.environ.get("GRADESYNC_BACKOFF_BASE_SECONDS", "30"))
@@ -271,6 +274,22 @@ SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = LANGUAGE_COOKIE_SAMESITE = (
     "None" if SESSION_COOKIE_SECURE else "Lax"
 )
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# HTTPS only, in production (docker-compose.yml sets these; off by default so the local run
+# and the tests speak plain HTTP). The probes stay reachable over HTTP inside the network.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT")
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD")
+SILENCED_SYSTEM_CHECKS = [
+    # The tool runs inside the LMS's iframe: X-Frame-Options cannot name the platforms, so
+    # lti.middleware sends CSP frame-ancestors with exactly the registered ones instead.
+    "security.W002",
+    # Including subdomains in HSTS, or joining the browsers' preload list, is a decision
+    # about the institution's whole domain: the operator opts in with the variables above.
+    "security.W005",
+    "security.W021",
+]
 
 # --- Django REST framework --------------------------------------------------------
 REST_FRAMEWORK = {
@@ -351,3 +370,5 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# /metrics (Prometheus): a bearer token when set; without one, only this host may read it.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

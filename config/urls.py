@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from assessments import views as assessment_views
 from lti import views as lti_views
+from ops.metrics import metrics
 
 from .health import healthz, readyz
 
@@ -18,5 +19,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
     path(".well-known/jwks.json", lti_views.jwks, name="well-known-jwks"),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -24,6 +25,8 @@ from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade_fraction
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy
 from .selectors import lab_policy
+
+logger = logging.getLogger(__name__)
 
 
 def load_lab(content: LabContent) -> tuple[Lab, bool]:
@@ -131,6 +134,7 @@ def submit_run(
         except IntegrityError:
             raise RunPending(_("Another run was submitted at the same time.")) from None
         transaction.on_commit(lambda: _enqueue(run.pk))
+    logger.info("lab run %s queued (placement %s, run %d)", run.public_id, placement.pk, number)
     return run
 
 
@@ -176,6 +180,7 @@ def execute_run(run_id: int) -> LabRun | None:
     run = _claim(run_id)
     if run is None:
         return None
+    logger.info("lab run %s claimed (try %d)", run.public_id, run.execution_attempts)
     lab = run.placement.lab
     outcome = execution.execute(
         lab.model_spec(),
@@ -224,6 +229,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
         current.error = outcome.message
         current.finished_at = now
     current.save()
+    logger.info("lab run %s: %s %s", current.public_id, current.status, current.error[:200])
     if current.status == RunStatus.SUCCEEDED:
         refresh_lab_grade(user=current.user, placement=current.placement)
     elif current.status == RunStatus.QUEUED:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
@@ -24,4 +25,23 @@ class RequestIdMiddleware:
         finally:
             request_id.reset(token)
         response[REQUEST_ID_HEADER] = current
+        return response
+
+
+class MetricsMiddleware:
+    """Counts requests and times them, labelled by the view (never the raw path, whose
+    ids would make a series per object)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from .metrics import REQUEST_SECONDS, REQUESTS
+
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        view = match.view_name if match else "unmatched"
+        REQUEST_SECONDS.labels(request.method, view).observe(time.perf_counter() - started)
+        REQUESTS.labels(request.method, view, str(response.status_code)).inc()
         return response

@@ -1,0 +1,115 @@
+"""Prometheus metrics: requests and their latency, Celery tasks and their duration (counted
+in whichever process runs them), and, read from the database at scrape time, the grade-sync
+backlog and the lab queue.
+
+With several processes (gunicorn workers, Celery's prefork pool) set PROMETHEUS_MULTIPROC_DIR
+to a folder they share; /metrics then adds up every process's figures.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+REQUESTS = Counter(
+    "gcquiz_http_requests_total", "HTTP requests answered.", ["method", "view", "status"]
+)
+REQUEST_SECONDS = Histogram(
+    "gcquiz_http_request_duration_seconds",
+    "Time to answer an HTTP request.",
+    ["method", "view"],
+    buckets=LATENCY_BUCKETS,
+)
+TASKS = Counter("gcquiz_celery_tasks_total", "Celery tasks run, by outcome.", ["task", "state"])
+TASK_SECONDS = Histogram(
+    "gcquiz_celery_task_duration_seconds",
+    "Time a Celery task ran.",
+    ["task"],
+    buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600),
+)
+
+
+class BacklogCollector:
+    """Read at scrape time: what waits in the outbox and in the lab queue."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from gradesync.models import GradeSync
+        from labs.models import LabRun
+
+        sync = GaugeMetricFamily(
+            "gcquiz_gradesync_backlog", "Grade deliveries not yet synced.", labels=["state"]
+        )
+        counts = dict(
+            GradeSync.objects.exclude(state="synced")
+            .values("state")
+            .annotate(n=Count("pk"))
+            .order_by()
+            .values_list("state", "n")
+        )
+        for state in ("pending", "failed"):
+            sync.add_metric([state], counts.get(state, 0))
+        yield sync
+        queue = GaugeMetricFamily(
+            "gcquiz_lab_queue_depth", "Lab runs waiting or running.", labels=["status"]
+        )
+        runs = dict(
+            LabRun.objects.filter(status__in=["queued", "running"])
+            .values("status")
+            .annotate(n=Count("pk"))
+            .order_by()
+            .values_list("status", "n")
+        )
+        for status in ("queued", "running"):
+            queue.add_metric([status], runs.get(status, 0))
+        yield queue
+
+    def describe(self) -> list:
+        return []
+
+
+def exposition() -> bytes:
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(registry)
+        counters = generate_latest(registry)
+    else:
+        counters = generate_latest(REGISTRY)
+    backlog = CollectorRegistry()
+    backlog.register(BacklogCollector())
+    return counters + generate_latest(backlog)
+
+
+def _allowed(request: HttpRequest) -> bool:
+    """With METRICS_TOKEN set, a bearer token must match; without it, only this host (or
+    debug mode) may read the metrics."""
+    token = settings.METRICS_TOKEN
+    if token:
+        offered = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        return hmac.compare_digest(offered.encode(), token.encode())
+    return settings.DEBUG or request.META.get("REMOTE_ADDR") in ("127.0.0.1", "::1")
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _allowed(request):
+        return HttpResponse("Metrics need the METRICS_TOKEN bearer token.\n", status=403)
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
