@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench bench-dashboard bench-sync bench-labs vendor
+.PHONY: run test lint messages chromium bench bench-load bench-dashboard bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,10 @@ messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
-bench: bench-dashboard bench-sync
+bench: bench-load bench-dashboard bench-sync
+
+bench-load: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.load
 
 bench-dashboard: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.dashboard
@@ -74,5 +77,5 @@ bench-labs: $(VENV)/.installed-dev
 
 # Copy the pinned Chart.js build into the served static files (after changing its version).
 vendor: node_modules/.installed
-	cp node_modules/chart.js/dist/chart.umd.min.js analytics/static/analytics/vendor/
+	cp node_modules/chart.js/dist/chart.umd.min.js node_modules/chart.js/dist/chart.umd.min.js.map analytics/static/analytics/vendor/
 	cp node_modules/chart.js/LICENSE.md analytics/static/analytics/vendor/chart.js-LICENSE.md

@@ -156,15 +156,21 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
     attempt = Attempt.objects.select_for_update().get(pk=attempt.pk)
     if attempt.is_finished:
         raise AnswerConflict(_("This attempt is finished; its answers can no longer change."))
-    question = Question.objects.filter(pk=question_pk, version_id=attempt.quiz_version_id).first()
-    if question is None:
-        raise InvalidAnswer(_("That question is not part of your attempt."))
-    option = Option.objects.filter(pk=option_pk, question=question).first()
+    # The option with its question, in one query; the error path says which one is wrong.
+    option = (
+        Option.objects.select_related("question")
+        .filter(pk=option_pk, question_id=question_pk, question__version_id=attempt.quiz_version_id)
+        .first()
+    )
     if option is None:
+        if not Question.objects.filter(pk=question_pk, version_id=attempt.quiz_version_id).exists():
+            raise InvalidAnswer(_("That question is not part of your attempt."))
         raise InvalidAnswer(_("The selected option does not belong to this question."))
+    question = option.question
     so_far = attempt.responses.aggregate(count=Count("pk"), last=Max("answered_at"))
     answered = so_far["count"]
-    if attempt.responses.filter(question=question).exists():
+    # Answers go in order, so questions 1..answered are exactly the answered ones.
+    if question.position <= answered:
         raise AnswerConflict(
             _(
                 "Question %(position)s is already answered; an answer cannot be changed "

@@ -73,18 +73,33 @@ def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
     # Personal data only when the platform sends it; an absent claim changes nothing.
     given, family = _text(claims.get("given_name"), 150), _text(claims.get("family_name"), 150)
     name = _text(claims.get("name"), 255) or " ".join(part for part in (given, family) if part)
-    if name:
-        lti_user.name = name
-        user.first_name = given or name[:150]
-        user.last_name = family
     email = _text(claims.get("email"), 254)
+    user_fields: dict[str, str] = {}
+    lti_fields: dict[str, str] = {"locale": message.locale[:35]}
+    if name:
+        lti_fields["name"] = name
+        user_fields.update(first_name=given or name[:150], last_name=family)
     if email:
-        lti_user.email = user.email = email
-    lti_user.locale = message.locale[:35]
-    user.save()
-    lti_user.user = user
-    lti_user.save()
+        lti_fields["email"] = user_fields["email"] = email
+    # A repeat launch usually changes nothing: write only what did (launches are hot).
+    _update_fields(user, user_fields)
+    if lti_user.pk is None:
+        for field_name, value in lti_fields.items():
+            setattr(lti_user, field_name, value)
+        lti_user.save()
+    else:
+        _update_fields(lti_user, lti_fields)
     return user
+
+
+def _update_fields(instance, values: dict[str, str]) -> None:
+    changed = [name for name, value in values.items() if getattr(instance, name) != value]
+    for name in changed:
+        setattr(instance, name, values[name])
+    if changed:
+        if any(field.name == "updated_at" for field in instance._meta.fields):
+            changed.append("updated_at")  # auto_now fields change only when named
+        instance.save(update_fields=changed)
 
 
 def _context(message: LaunchMessage) -> Context:
@@ -168,16 +183,18 @@ def record_launch(message: LaunchMessage) -> LaunchResult:
     """Provision the user, course, membership and (for resource links) the placement."""
     user = _provision_user(message)
     context = _context(message)
-    membership, _ = Membership.objects.update_or_create(
-        context=context,
-        user=user,
-        defaults={
-            "role": course_role(message.roles),
-            "roles": message.roles,
-            "is_active": True,
-            "has_launched": True,
-        },
-    )
+    membership = Membership.objects.filter(context=context, user=user).first()
+    wanted = {
+        "role": course_role(message.roles),
+        "roles": message.roles,
+        "is_active": True,
+        "has_launched": True,
+    }
+    if membership is None:
+        membership, _ = Membership.objects.get_or_create(
+            context=context, user=user, defaults=wanted
+        )
+    _update_fields(membership, wanted)
     placement = None if message.is_deep_linking else _placement(message, context)
     return LaunchResult(user=user, membership=membership, placement=placement)
 
