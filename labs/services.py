@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -80,6 +80,34 @@ def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
         schedule.finalized_at = None  # a moved due time is settled again when it comes
     schedule.save()
     return schedule
+
+
+def _moment(value: object) -> datetime | None:
+    """An ISO 8601 time from a custom parameter; naive ones are taken as UTC."""
+    if not isinstance(value, str) or not value or len(value) > 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
+    """The schedule deep linking placed (custom parameters of the first launch); values
+    that do not parse or do not fit together leave the lab's defaults."""
+    penalty = str(custom.get("late_penalty_percent", ""))
+    fields: dict[str, object] = {
+        name: _moment(custom.get(name)) for name in ("opens_at", "due_at", "closes_at")
+    }
+    if custom.get("late_policy") in LatePolicy.values:
+        fields["late_policy"] = custom["late_policy"]
+    if penalty.isdigit() and int(penalty) <= 100:
+        fields["late_penalty_percent"] = int(penalty)
+    try:
+        return update_schedule(placement, **fields)
+    except InvalidSchedule:
+        return ensure_schedule(placement)
 
 
 def _enqueue(run_id: int) -> None:

@@ -14,7 +14,13 @@ from labs.models import Lab
 from . import claims as c
 from .keys import signing_key
 from .models import Registration
-from .services import CUSTOM_ACTIVITY, CUSTOM_GRADING_METHOD, CUSTOM_MAX_ATTEMPTS
+from .services import (
+    CUSTOM_ACTIVITY,
+    CUSTOM_GRADING_METHOD,
+    CUSTOM_LATE_PENALTY,
+    CUSTOM_LATE_POLICY,
+    CUSTOM_MAX_ATTEMPTS,
+)
 
 RESPONSE_LIFETIME_SECONDS = 600
 
@@ -43,12 +49,26 @@ def quiz_content_item(
 
 
 def lab_content_item(
-    lab: Lab, *, title: str, launch_url: str, max_attempts: int, grading_method: str
+    lab: Lab,
+    *,
+    title: str,
+    launch_url: str,
+    max_attempts: int,
+    grading_method: str,
+    schedule: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Like the quiz's: the lab's runs are graded out of 100."""
+    """Like the quiz's (the lab's runs are graded out of 100), with its schedule: in the
+    custom parameters for the first launch to set up, and as Deep Linking's ``available``
+    and ``submission`` windows so the LMS shows the dates too."""
     from labs.grading import LAB_SCORE_MAXIMUM
 
-    return {
+    schedule = schedule or {}
+    moments = {
+        name: schedule[name].isoformat()
+        for name in ("opens_at", "due_at", "closes_at")
+        if schedule.get(name)
+    }
+    item: dict[str, Any] = {
         "type": "ltiResourceLink",
         "title": title,
         "url": launch_url,
@@ -56,6 +76,9 @@ def lab_content_item(
             CUSTOM_ACTIVITY: f"lab:{lab.slug}",
             CUSTOM_MAX_ATTEMPTS: str(max_attempts),
             CUSTOM_GRADING_METHOD: grading_method,
+            **moments,
+            CUSTOM_LATE_POLICY: str(schedule.get("late_policy") or "accept"),
+            CUSTOM_LATE_PENALTY: str(schedule.get("late_penalty_percent") or 0),
         },
         "lineItem": {
             "scoreMaximum": int(LAB_SCORE_MAXIMUM),
@@ -64,6 +87,16 @@ def lab_content_item(
             "tag": c.LINEITEM_TAG,
         },
     }
+    available = {
+        key: moments[name]
+        for key, name in (("startDateTime", "opens_at"), ("endDateTime", "closes_at"))
+        if name in moments
+    }
+    if available:
+        item["available"] = available
+    if "due_at" in moments:
+        item["submission"] = {"endDateTime": moments["due_at"]}
+    return item
 
 
 def response_jwt(

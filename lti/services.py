@@ -27,6 +27,8 @@ DEFAULT_LAB_SLUG = "chain-under-budget"
 CUSTOM_ACTIVITY = "activity"
 CUSTOM_MAX_ATTEMPTS = "max_attempts"
 CUSTOM_GRADING_METHOD = "grading_method"
+CUSTOM_LATE_POLICY = "late_policy"
+CUSTOM_LATE_PENALTY = "late_penalty_percent"
 NO_CONTEXT_ID = "_deployment_"
 
 
@@ -160,16 +162,22 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
     ags = _ags(message)
     placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
     if placement is None:
-        settings_ = placement_settings_from_custom(message.claim(c.CUSTOM))
+        custom = message.claim(c.CUSTOM)
+        settings_ = placement_settings_from_custom(custom)
         if "lab" not in settings_:
             settings_.setdefault("quiz", _default_quiz())
-        return ResourceLink.objects.create(
+        placement = ResourceLink.objects.create(
             context=context,
             resource_link_id=str(link["id"]),
             title=_text(link.get("title"), 255),
             **ags,
             **settings_,
         )
+        if placement.lab_id:
+            from labs.services import schedule_from_custom
+
+            schedule_from_custom(placement, custom)
+        return placement
     changed = [name for name, value in ags.items() if getattr(placement, name) != value]
     if changed:
         for name in changed:

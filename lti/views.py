@@ -8,6 +8,7 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+from functools import partial
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -216,7 +217,10 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         )
     if request.method == "POST" and form.is_valid():
         activity = form.cleaned_data["activity"]
-        content_item = quiz_content_item if isinstance(activity, Quiz) else lab_content_item
+        if isinstance(activity, Quiz):
+            content_item = quiz_content_item
+        else:
+            content_item = partial(lab_content_item, schedule=form.schedule())
         item = content_item(
             activity,
             title=form.cleaned_data["title"],

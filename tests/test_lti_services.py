@@ -93,12 +93,20 @@ def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platf
             "title": "Lab 1",
             "max_attempts": "4",
             "grading_method": "last",
+            "opens_at": "2030-03-01T09:00",
+            "due_at": "2030-03-08T23:59",
+            "closes_at": "2030-03-15T23:59",
+            "late_policy": "penalty",
+            "late_penalty_percent": "25",
         },
     )
     signed = hidden(returned.content.decode(), "JWT")
     [item] = platform.verify_deep_linking_response(signed, client.get("/lti/jwks/").json())
     assert item["custom"]["activity"] == "lab:tiny-chain"
     assert item["lineItem"]["scoreMaximum"] == 100
+    # The LMS sees the dates too: Deep Linking's availability and submission windows.
+    assert item["submission"]["endDateTime"].startswith("2030-03-08T23:59")
+    assert item["available"]["startDateTime"].startswith("2030-03-01T09:00")
 
     student = Client()
     landed = launch(student, platform, resource_link_id="lab-link", custom=item["custom"])
@@ -107,6 +115,27 @@ def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platf
     assert landed["Location"] == f"/lab/{placement.pk}/"
     rules = lab_policy(placement)
     assert (rules.max_runs, rules.grading_method) == (4, "last")
+    assert (rules.due_at.day, rules.closes_at.day, rules.late_policy) == (8, 15, "penalty")
+    assert rules.late_penalty_percent == 25
+
+
+def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform, quiz):
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    bad = client.post(
+        response["Location"],
+        {
+            "activity": f"lab:{lab.slug}",
+            "title": "Lab 1",
+            "max_attempts": "0",
+            "grading_method": "highest",
+            "due_at": "2030-03-08T23:59",
+            "closes_at": "2030-03-01T00:00",
+            "late_policy": "accept",
+            "late_penalty_percent": "0",
+        },
+    )
+    assert bad.status_code == 400 and "closing time" in bad.content.decode()
 
 
 def test_learners_cannot_deep_link(client, platform):
