@@ -13,6 +13,7 @@ from labs.models import LabRun
 from lti.models import ResourceLink
 
 CHUNK = 2000
+FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
 class _Echo:
@@ -87,7 +88,15 @@ def stream_csv(kind: str, placement: ResourceLink) -> Iterator[str]:
             else:
                 value = next(values)
                 out.append("" if value is None else value)
-        yield writer.writerow(out)
+        yield writer.writerow([_inert(value) for value in out])
+
+
+def _inert(value: object) -> object:
+    """Text a spreadsheet would run as a formula (a name or an error message starting with
+    = + - @) gets a leading apostrophe."""
+    if isinstance(value, str) and value[:1] in FORMULA_STARTS:
+        return "'" + value
+    return value
 
 
 def _as_tuple(source: str | tuple[str, str]) -> tuple[str, ...]:

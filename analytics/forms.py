@@ -1,11 +1,13 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from .selectors import AttemptFilter
+
+EARLIEST, LATEST = date(1900, 1, 1), date(9000, 12, 31)
 
 
 class DashboardFilterForm(forms.Form):
@@ -31,6 +33,12 @@ class DashboardFilterForm(forms.Form):
     def clean(self):
         data = super().clean()
         start, end = data.get("finished_from"), data.get("finished_to")
+        for value in (start, end):
+            if value and not EARLIEST <= value <= LATEST:
+                raise forms.ValidationError(
+                    _("Dates must fall between %(earliest)s and %(latest)s.")
+                    % {"earliest": EARLIEST.isoformat(), "latest": LATEST.isoformat()}
+                )
         if start and end and end < start:
             raise forms.ValidationError(_("The end of the date range is before its start."))
         return data

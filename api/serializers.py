@@ -384,7 +384,8 @@ class LanguageCountSerializer(serializers.Serializer):
 
 class AnalyticsSerializer(serializers.Serializer):
     """The quiz dashboard's figures for the attempts that count (?attempts=, ?finished_from=,
-    ?finished_to=); ``attempts`` and ``finished`` count every attempt of the placement."""
+    ?finished_to=); ``attempts`` and ``finished`` count every attempt started (and of those,
+    finished) in the date range, whatever the counting rule."""
 
     attempts = serializers.SerializerMethodField()
     finished = serializers.SerializerMethodField()

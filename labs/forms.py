@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from assessments.models import GradingMethod
@@ -59,7 +61,7 @@ class PolicyForm(forms.Form):
     def __init__(self, *args: Any, blocks: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.blocks = blocks
-        self.fields["size"].max_value = blocks
+        self.fields["size"].validators.append(MaxValueValidator(blocks))
         self.fields["recompute"].choices = [(str(i), str(i)) for i in range(blocks)]
         self.fields["cuts"].choices = [(str(i), str(i)) for i in range(1, blocks)]
 
@@ -84,6 +86,9 @@ class PolicyForm(forms.Form):
                 data["policy"] = json.loads(data.get("policy_json") or "")
             except json.JSONDecodeError as error:
                 self.add_error("policy_json", _("This is not valid JSON: %s") % error.msg)
+            except (ValueError, RecursionError):
+                # Python refuses numbers of thousands of digits and nesting too deep to parse.
+                self.add_error("policy_json", _("This JSON is too large or too deeply nested."))
         return data
 
     def _policy_from_layers(self, recompute: set[int], cuts: set[int]) -> dict[str, Any]:
@@ -97,6 +102,12 @@ class PolicyForm(forms.Form):
             else:
                 segments.append({"start": block, "end": block + 1, "checkpoint": checkpointed})
         return {"kind": "boundaries", "segments": segments}
+
+
+def validate_moment(value: datetime | None) -> None:
+    """A date the database and every LMS can store, whatever the time zone."""
+    if value is not None and not 1900 <= value.astimezone(UTC).year <= 9000:
+        raise forms.ValidationError(_("Choose a date between the years 1900 and 9000."))
 
 
 class ScheduleForm(forms.ModelForm):
@@ -137,5 +148,8 @@ class ScheduleForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["late_penalty_percent"].max_value = 100
-        self.fields["late_penalty_percent"].widget.attrs["max"] = 100
+        penalty = self.fields["late_penalty_percent"]
+        penalty.validators.append(MaxValueValidator(100))
+        penalty.widget.attrs["max"] = 100
+        for name in ("opens_at", "due_at", "closes_at"):
+            self.fields[name].validators.append(validate_moment)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -67,6 +68,7 @@ def ensure_schedule(placement: ResourceLink) -> LabSchedule:
 def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
     """An instructor sets when the lab opens, is due and closes, and how runs count."""
     schedule = LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
+    previous = {name: getattr(schedule, name) for name in fields}
     for name, value in fields.items():
         setattr(schedule, name, value)
     opens, due, closes = schedule.opens_at, schedule.due_at, schedule.closes_at
@@ -78,8 +80,27 @@ def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
         raise InvalidSchedule(_("The late penalty is a percentage from 0 to 100."))
     if due is None or due > timezone.now():
         schedule.finalized_at = None  # a moved due time is settled again when it comes
+    grading = ("due_at", "grading_method", "late_policy", "late_penalty_percent")
+    rules_changed = any(
+        getattr(schedule, name) != before for name, before in previous.items() if name in grading
+    )
     schedule.save()
+    if rules_changed:
+        regrade_lab(placement)  # the class is graded by one set of rules
     return schedule
+
+
+def regrade_lab(placement: ResourceLink) -> int:
+    """Every student's lab grade again, from their measured runs and the rules in force."""
+    students = (
+        LabRun.objects.filter(placement=placement, status=RunStatus.SUCCEEDED)
+        .values_list("user", flat=True)
+        .distinct()
+    )
+    users = list(get_user_model().objects.filter(pk__in=students))
+    for user in users:
+        refresh_lab_grade(user=user, placement=placement)
+    return len(users)
 
 
 def _moment(value: object) -> datetime | None:
@@ -88,21 +109,23 @@ def _moment(value: object) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        in_range = 1900 <= moment.astimezone(UTC).year <= 9000
+    except (ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment if in_range else None
 
 
 def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
     """The schedule deep linking placed (custom parameters of the first launch); values
     that do not parse or do not fit together leave the lab's defaults."""
-    penalty = str(custom.get("late_penalty_percent", ""))
+    penalty = str(custom.get("late_penalty_percent", ""))[:4]
     fields: dict[str, object] = {
         name: _moment(custom.get(name)) for name in ("opens_at", "due_at", "closes_at")
     }
     if custom.get("late_policy") in LatePolicy.values:
         fields["late_policy"] = custom["late_policy"]
-    if penalty.isdigit() and int(penalty) <= 100:
+    if re.fullmatch(r"[0-9]{1,3}", penalty) and int(penalty) <= 100:
         fields["late_penalty_percent"] = int(penalty)
     try:
         return update_schedule(placement, **fields)
@@ -182,6 +205,14 @@ def _claim(run_id: int) -> LabRun | None:
             .first()
         )
         if run is None:
+            return None
+        if run.execution_attempts >= settings.LAB_MAX_EXECUTION_ATTEMPTS:
+            # Every try died with its worker (no outcome came back): stop retrying.
+            run.status = RunStatus.INFRASTRUCTURE_FAILED
+            run.error = run.error or "the run's worker was lost on every try"
+            run.finished_at = now
+            run.lease_token = run.lease_until = None
+            run.save()
             return None
         run.status = RunStatus.RUNNING
         run.lease_token = uuid.uuid4()
@@ -278,11 +309,17 @@ def refresh_lab_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> obj
     """The student's lab grade from their measured runs, by the schedule's grading method
     and late policy; queued for the gradebook when it changes."""
     rules = lab_policy(placement)
+    # Lateness against the due time in force now: a deadline moved later helps runs
+    # already made.
     runs = [
-        GradedRun(submitted_at=run.submitted_at, score=run.score, is_late=run.is_late)
+        GradedRun(
+            submitted_at=run.submitted_at,
+            score=run.score,
+            is_late=bool(rules.due_at and run.submitted_at > rules.due_at),
+        )
         for run in LabRun.objects.filter(
             placement=placement, user=user, status=RunStatus.SUCCEEDED
-        ).only("submitted_at", "score", "is_late")
+        ).only("submitted_at", "score")
     ]
     fraction = lab_grade_fraction(
         runs, rules.grading_method, rules.late_policy, rules.late_penalty_percent
@@ -326,13 +363,7 @@ def settle_due_labs(now: datetime | None = None) -> int:
         due_at__lte=now, finalized_at__isnull=True
     ).select_related("placement"):
         placement = schedule.placement
-        students = (
-            LabRun.objects.filter(placement=placement, status=RunStatus.SUCCEEDED)
-            .values_list("user", flat=True)
-            .distinct()
-        )
-        for user in get_user_model().objects.filter(pk__in=students):
-            refresh_lab_grade(user=user, placement=placement)
+        regrade_lab(placement)
         LabSchedule.objects.filter(pk=schedule.pk).update(finalized_at=now)
         settled += 1
     return settled

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from assessments.errors import AssessmentError
 from assessments.selectors import localized
 from gradesync.selectors import gradebook
-from lti.access import launch_required, launched_role, member_placement, staff_placement
+from lti.access import launch_required, member_placement, placement_in_launch, staff_placement
 from lti.models import ResourceLink, Role
 
 from . import selectors, services
@@ -93,9 +93,12 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
         LabRun.objects.select_related("placement__lab", "placement__context", "user"),
         public_id=public_id,
     )
-    if run.user_id != request.user.pk and launched_role(request, run.placement.context_id) != (
-        Role.STAFF
-    ):
+    found = placement_in_launch(request, run.placement_id)
+    if found is None:
+        raise PermissionDenied(
+            _("Open this run from the course it belongs to (launch the lab there first).")
+        )
+    if run.user_id != request.user.pk and found[1] != Role.STAFF:
         raise PermissionDenied(_("This run is not yours."))
     result = run.result or {}
     context = {

@@ -4,6 +4,7 @@ from django.utils.translation import gettext_lazy as _
 
 from assessments.models import GradingMethod, Quiz
 from assessments.selectors import localized
+from labs.forms import validate_moment
 from labs.models import Lab, LatePolicy
 
 
@@ -39,6 +40,7 @@ def _moment(label) -> forms.DateTimeField:
     return forms.DateTimeField(
         label=label,
         required=False,
+        validators=[validate_moment],
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
 

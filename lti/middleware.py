@@ -8,6 +8,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
@@ -30,9 +31,14 @@ def frame_ancestors() -> list[str]:
     if memo and memo[0] > time.monotonic():
         return memo[1]
     found = set(settings.LTI_FRAME_ANCESTORS)
-    for issuer, login_url in Registration.objects.filter(is_active=True).values_list(
-        "issuer", "auth_login_url"
-    ):
+    try:
+        registered = list(
+            Registration.objects.filter(is_active=True).values_list("issuer", "auth_login_url")
+        )
+    except DatabaseError:
+        # The database is down: keep what was known (the probes must still answer).
+        return memo[1] if memo else sorted(found)
+    for issuer, login_url in registered:
         found.update(filter(None, (_origin(issuer), _origin(login_url))))
     origins = sorted(found)
     _memo["origins"] = (time.monotonic() + MEMO_SECONDS, origins)

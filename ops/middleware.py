@@ -28,6 +28,9 @@ class RequestIdMiddleware:
         return response
 
 
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class MetricsMiddleware:
     """Counts requests and times them, labelled by the view (never the raw path, whose
     ids would make a series per object)."""
@@ -42,6 +45,7 @@ class MetricsMiddleware:
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
         view = match.view_name if match else "unmatched"
-        REQUEST_SECONDS.labels(request.method, view).observe(time.perf_counter() - started)
-        REQUESTS.labels(request.method, view, str(response.status_code)).inc()
+        method = request.method if request.method in KNOWN_METHODS else "other"
+        REQUEST_SECONDS.labels(method, view).observe(time.perf_counter() - started)
+        REQUESTS.labels(method, view, str(response.status_code)).inc()
         return response

@@ -289,3 +289,17 @@ def test_the_served_chart_library_is_the_pinned_package():
     installed = Path(settings.BASE_DIR) / "node_modules/chart.js/dist/chart.umd.min.js"
     assert installed.exists(), "make test installs the pinned front-end packages (npm ci)"
     assert served.read_bytes() == installed.read_bytes()
+
+
+def test_extreme_dates_and_formula_like_names_are_handled(course):
+    placement, students, client = course
+    for url in (
+        f"/dashboard/{placement.pk}/?finished_to=9999-12-31",
+        f"/api/v1/placements/{placement.pk}/analytics/?finished_to=9999-12-31",
+    ):
+        assert client.get(url).status_code == 400, url
+    lti_user = students[0].lti_user
+    lti_user.name = '=HYPERLINK("http://evil")'
+    lti_user.save()
+    grades = download_csv(client, f"/dashboard/{placement.pk}/grades.csv")
+    assert '\'=HYPERLINK("http://evil")' in {row["student"] for row in grades}

@@ -336,3 +336,84 @@ def test_demo_course_offers_the_lab(client, quiz):
     response = client.post("/lti/demo/launch/", {"role": "learner", "activity": "lab"})
     assert response.status_code == 302 and response["Location"].startswith("/lab/")
     assert "64-block chain" in client.get(response["Location"]).content.decode()
+
+
+# --- Found in review: inputs that must be refused, not crash ---------------------------
+
+
+def test_absurd_json_and_dates_are_refused_with_a_message(placed, course):
+    learner, staff = course
+    client = launched_client(learner)
+    for text in ('{"kind": "segments", "size": ' + "9" * 5000 + "}", "[" * 5000 + "]" * 5000):
+        response = client.post(f"/lab/{placed.pk}/runs/", {"kind": "json", "policy_json": text})
+        assert response.status_code == 400
+        assert "too large or too deeply nested" in response.content.decode()
+    instructor = launched_client(staff)
+    response = instructor.post(
+        f"/lab/{placed.pk}/manage/",
+        {"due_at": "0001-01-01T00:00", "late_policy": "accept", "late_penalty_percent": "0"},
+    )
+    assert (
+        response.status_code == 400
+        and "between the years 1900 and 9000" in response.content.decode()
+    )
+    assert instructor.get(f"/lab/{placed.pk}/").status_code == 200
+
+
+def test_a_placements_schedule_from_custom_parameters_ignores_what_does_not_parse(placed):
+    schedule = services.schedule_from_custom(
+        placed,
+        {
+            "due_at": "0001-01-01T00:00:00+14:00",
+            "closes_at": "9999-12-31T23:59:59-14:00",
+            "opens_at": "not a date",
+            "late_penalty_percent": "²",
+            "late_policy": "whatever",
+        },
+    )
+    schedule.refresh_from_db()
+    assert (schedule.due_at, schedule.closes_at, schedule.opens_at) == (None, None, None)
+    assert (schedule.late_policy, schedule.late_penalty_percent) == ("accept", 0)
+
+
+def test_a_run_page_needs_a_launch_into_its_course(placed, course, quiz):
+    learner, _staff = course
+    run = submit(placed, learner.user)
+    from lti.models import Context, Membership
+
+    other = Context.objects.create(context_id="elsewhere", title="Other course")
+    elsewhere = Membership.objects.create(context=other, user=learner.user, role=Role.LEARNER)
+    assert launched_client(elsewhere).get(f"/runs/{run.public_id}/").status_code == 403
+    assert launched_client(learner).get(f"/runs/{run.public_id}/").status_code == 200
+
+
+def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, course):
+    learner, _ = course
+    now = timezone.now()
+    services.update_schedule(placed, due_at=now - timedelta(hours=1), late_policy="refuse")
+    LabRun.objects.create(
+        placement=placed,
+        user=learner.user,
+        number=1,
+        policy=SQRT,
+        submitted_at=now,
+        next_attempt_at=now,
+        is_late=True,
+        status=RunStatus.SUCCEEDED,
+        score=Decimal("0.8"),
+    )
+    services.refresh_lab_grade(user=learner.user, placement=placed)
+    assert Grade.objects.get(user=learner.user).score_given == 0  # late, refused
+    services.update_schedule(placed, due_at=now + timedelta(days=1))
+    assert Grade.objects.get(user=learner.user).score_given == Decimal("80.000")
+
+
+def test_a_run_whose_worker_dies_on_every_try_stops_being_retried(placed, course, settings):
+    learner, _ = course
+    settings.LAB_MAX_EXECUTION_ATTEMPTS = 2
+    run = submit(placed, learner.user)
+    for _ in range(2):
+        assert services._claim(run.pk) is not None
+        LabRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert services._claim(run.pk) is None
+    assert LabRun.objects.get(pk=run.pk).status == RunStatus.INFRASTRUCTURE_FAILED

@@ -169,6 +169,8 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
             raw = json.loads(raw)
         except json.JSONDecodeError as error:
             raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
+        except (ValueError, RecursionError):
+            raise PolicyError("the policy is too large or too deeply nested") from None
     if not isinstance(raw, Mapping):
         raise PolicyError("the policy must be a JSON object with a 'kind'")
     kind = raw.get("kind")
