@@ -39,7 +39,7 @@ run: $(VENV)/.installed-run
 	DEBUG=1 $(BIN)/python manage.py load_quiz
 	DEBUG=1 $(BIN)/python manage.py load_labs
 	DEBUG=1 $(BIN)/python manage.py generate_demo_data --students 200 --if-empty
-	@echo "Serving on http://127.0.0.1:$(PORT)/ (web, worker, beat; Ctrl-C stops them all)"
+	@echo "Serving on http://127.0.0.1:$(PORT)/ (web, worker, gpu-worker, beat; Ctrl-C stops them all)"
 	DEBUG=1 PORT=$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --port $(PORT)
 
 lint: $(VENV)/.installed-dev

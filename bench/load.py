@@ -55,7 +55,7 @@ class Figures:
         return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
 
 
-def environment(port: int, workers: int) -> dict[str, str]:
+def environment(port: int, workers: int, threads: int) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": f"{SERVER}/{DATABASE}",
@@ -66,6 +66,7 @@ def environment(port: int, workers: int) -> dict[str, str]:
         "LTI_TOOL_URL": f"http://127.0.0.1:{port}/",
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "WEB_CONCURRENCY": str(workers),
+        "GUNICORN_THREADS": str(threads),
         "LOG_LEVEL": "WARNING",
         "SECURE_COOKIES": "0",
         "STATIC_MANIFEST": "1",
@@ -276,11 +277,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--students", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
     cache_private_keys()
-    env = environment(args.port, args.workers)
+    env = environment(args.port, args.workers, args.threads)
     placement, questions, sessions = prepare(env, args.students)
     sys.path.insert(0, str(ROOT))
     from tests.lti_platform import Platform, PlatformServer
@@ -316,8 +318,8 @@ def main() -> None:
         server.wait()
         platform_server.stop()
     print(
-        f"gunicorn {args.workers} sync workers, PostgreSQL + Redis on loopback; "
-        f"{args.seconds:g} s per figure; python {sys.version.split()[0]}"
+        f"gunicorn {args.workers} workers × {args.threads} threads, PostgreSQL + Redis "
+        f"on loopback; {args.seconds:g} s per figure; python {sys.version.split()[0]}"
     )
     print("| figure | per second | share of the ceiling | p50 ms | p95 ms | p99 ms | errors |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
