@@ -16,6 +16,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from assessments.models import Grade
 from assessments.services import set_placement_grade
 from lti.models import ResourceLink
 
@@ -238,6 +239,7 @@ def execute_run(run_id: int) -> LabRun | None:
     the worker holding the current lease records what it measured."""
     run = _claim(run_id)
     if run is None:
+        _retry_if_only_locked(run_id)
         return None
     logger.info("lab run %s claimed (try %d)", run.public_id, run.execution_attempts)
     lab = run.placement.lab
@@ -297,6 +299,21 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
     return current
 
 
+LOCKED_RETRY_SECONDS = 5
+
+
+def _retry_if_only_locked(run_id: int) -> None:
+    """The claim skips a row another transaction holds. If that was a passing lock (the
+    student's next submission checks their runs under a lock) and not a worker that took the
+    run, try again shortly instead of waiting for the periodic requeue."""
+    now = timezone.now()
+    due = LabRun.objects.filter(
+        pk=run_id, status=RunStatus.QUEUED, next_attempt_at__lte=now
+    ).exists()
+    if due:
+        _enqueue_at(run_id, now + timedelta(seconds=LOCKED_RETRY_SECONDS))
+
+
 def _enqueue_at(run_id: int, when: datetime) -> None:
     from .tasks import execute_lab_run
 
@@ -309,6 +326,9 @@ def refresh_lab_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> obj
     """The student's lab grade from their measured runs, by the schedule's grading method
     and late policy; queued for the gradebook when it changes."""
     rules = lab_policy(placement)
+    # Serialise refreshes of one student's grade (a run finishing while the due time is
+    # settled) before reading the runs, so the later refresh sees the later runs.
+    Grade.objects.select_for_update().filter(user=user, placement=placement).first()
     # Lateness against the due time in force now: a deadline moved later helps runs
     # already made.
     runs = [

@@ -417,3 +417,40 @@ def test_a_run_whose_worker_dies_on_every_try_stops_being_retried(placed, course
         LabRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert services._claim(run.pk) is None
     assert LabRun.objects.get(pk=run.pk).status == RunStatus.INFRASTRUCTURE_FAILED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
+    """The student's next submission locks their runs for a moment; a worker arriving then
+    must not drop the run until the periodic requeue."""
+    import threading
+
+    from django.db import connection, transaction
+
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    run = submit(placement, learner.user)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        with transaction.atomic():
+            LabRun.objects.select_for_update().get(pk=run.pk)
+            locked.set()
+            release.wait(10)
+        connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    assert locked.wait(10)
+    retries = []
+    monkeypatch.setattr(services, "_enqueue_at", lambda run_id, when: retries.append(run_id))
+    try:
+        assert services.execute_run(run.pk) is None
+    finally:
+        release.set()
+        holder.join()
+    assert retries == [run.pk]
+    # A run another worker holds (running, lease valid) is not retried.
+    services._claim(run.pk)
+    retries.clear()
+    assert services.execute_run(run.pk) is None and retries == []
