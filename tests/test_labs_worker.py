@@ -10,7 +10,6 @@ import sys
 import uuid
 
 import pytest
-from celery import current_app
 from django.conf import settings
 
 from assessments.models import Grade
@@ -21,7 +20,7 @@ from labs.tasks import execute_lab_run
 
 from .gradebook import graded_placement, student
 from .labs_helpers import small_lab
-from .workers import PrivateRedis, _env, stop, wait_until
+from .workers import PrivateRedis, _env, send_through, stop, wait_until
 
 
 def start_gpu_worker(env: dict[str, str], log) -> subprocess.Popen:
@@ -59,15 +58,7 @@ def test_a_run_survives_its_worker_being_killed_and_reaches_the_gradebook(
         "LAB_LEASE_SECONDS": "3",
         "LAB_DEVICE": "cpu",
     }
-    broker = current_app.connection_for_write(redis.url)
-    send = execute_lab_run.apply_async
-    monkeypatch.setattr(
-        execute_lab_run,
-        "apply_async",
-        lambda args=None, kwargs=None, **options: send(
-            args, kwargs, connection=broker, retry=False, **options
-        ),
-    )
+    send_through(execute_lab_run, redis.url, monkeypatch)
     monkeypatch.setattr(settings, "LAB_LEASE_SECONDS", 3)
     lab = small_lab(blocks=16, width=64, batch=64)
     placement = graded_placement(fake_lms, lab)

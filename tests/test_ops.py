@@ -17,7 +17,7 @@ from ops.logs import JsonFormatter, RequestIdFilter
 from .conftest import launched_client
 from .labs_helpers import lab_placement, small_lab
 from .test_labs_worker import kill_session, start_gpu_worker
-from .workers import PrivateRedis, wait_until
+from .workers import PrivateRedis, send_through, wait_until
 
 
 class Collect(logging.Handler):
@@ -34,15 +34,7 @@ class Collect(logging.Handler):
 @pytest.mark.django_db(transaction=True)
 def test_the_request_id_follows_a_request_into_its_task(quiz, tmp_path, monkeypatch, settings):
     redis = PrivateRedis(tmp_path)
-    broker = __import__("celery").current_app.connection_for_write(redis.url)
-    send = execute_lab_run.apply_async
-    monkeypatch.setattr(
-        execute_lab_run,
-        "apply_async",
-        lambda args=None, kwargs=None, **options: send(
-            args, kwargs, connection=broker, retry=False, **options
-        ),
-    )
+    send_through(execute_lab_run, redis.url, monkeypatch)
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     client = launched_client(learner)

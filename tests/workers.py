@@ -184,3 +184,19 @@ class Supervised:
 
     def stop(self) -> None:
         stop(self.process)
+
+
+def send_through(task, broker_url: str, monkeypatch) -> None:
+    """This process enqueues ``task`` on the test's own broker (a PrivateRedis), where the
+    test's worker listens, instead of the configured one."""
+    from celery import current_app
+
+    connection = current_app.connection_for_write(broker_url)
+    send = task.apply_async
+    monkeypatch.setattr(
+        task,
+        "apply_async",
+        lambda args=None, kwargs=None, **options: send(
+            args, kwargs, connection=connection, retry=False, **options
+        ),
+    )
