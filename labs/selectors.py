@@ -49,6 +49,18 @@ def lab_policy(placement: ResourceLink) -> LabRules:
     )
 
 
+def submission_window(rules: LabRules, now: datetime) -> str:
+    """``not_open``, ``open``, ``late`` (past due, late runs accepted) or ``closed``;
+    labs.services.submit_run enforces the same rules."""
+    if rules.opens_at and now < rules.opens_at:
+        return "not_open"
+    if rules.closes_at and now >= rules.closes_at:
+        return "closed"
+    if rules.due_at and now > rules.due_at:
+        return "closed" if rules.late_policy == "refuse" else "late"
+    return "open"
+
+
 def runs_of(user: Any, placement: ResourceLink) -> QuerySet[LabRun]:
     return LabRun.objects.filter(user=user, placement=placement).order_by("-number")
 

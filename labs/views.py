@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -43,13 +44,15 @@ def _render_placement(
 ) -> HttpResponse:
     lab = placement.lab
     language = get_language()
+    rules = selectors.lab_policy(placement)
     runs = list(selectors.runs_of(request.user, placement))
     context = {
         "placement": placement,
         "lab": lab,
         "title": localized(lab.title, language),
         "instructions": localized(lab.instructions, language),
-        "rules": selectors.lab_policy(placement),
+        "rules": rules,
+        "window": selectors.submission_window(rules, timezone.now()),
         "form": form,
         "blocks": range(lab.blocks),
         "runs": runs,

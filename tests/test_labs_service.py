@@ -454,3 +454,22 @@ def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
     services._claim(run.pk)
     retries.clear()
     assert services.execute_run(run.pk) is None and retries == []
+
+
+def test_the_lab_page_says_when_runs_are_not_accepted(placed, course):
+    learner, _ = course
+    client = launched_client(learner)
+    now = timezone.now()
+    services.update_schedule(placed, opens_at=now + timedelta(days=1))
+    page = client.get(f"/lab/{placed.pk}/").content.decode()
+    assert 'id="window"' in page and "This lab opens at" in page
+    assert "Run this policy" not in page
+    services.update_schedule(
+        placed, opens_at=None, due_at=now - timedelta(days=1), late_policy="penalty",
+        late_penalty_percent=30,
+    )  # fmt: skip
+    page = client.get(f"/lab/{placed.pk}/").content.decode()
+    assert "with a 30% penalty" in page and "Run this policy" in page
+    services.update_schedule(placed, closes_at=now - timedelta(hours=1))
+    page = client.get(f"/lab/{placed.pk}/").content.decode()
+    assert "This lab is closed" in page and "Run this policy" not in page
