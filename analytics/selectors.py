@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
 from assessments.models import Attempt, AttemptState, Option, Question, Response
 from assessments.selectors import localized
-from gradesync.models import GradeSync, SyncState
+from gradesync.models import SyncState
+from gradesync.selectors import newest_syncs
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, ResourceLink, Role
 
@@ -179,12 +180,7 @@ def _not_attempted(placement: ResourceLink) -> tuple[int, list[str]]:
 
 def sync_summary(placement: ResourceLink) -> SyncSummary:
     """The state of each student's newest grade delivery, and why the failed ones failed."""
-    newest = (
-        GradeSync.objects.filter(placement=placement, user_id=OuterRef("user_id"))
-        .order_by("-created_at", "-pk")
-        .values("pk")[:1]
-    )
-    latest = GradeSync.objects.filter(placement=placement, pk=Subquery(newest))
+    latest = newest_syncs(placement)
     states = dict(
         latest.values("state").annotate(n=Count("pk")).order_by().values_list("state", "n")
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from assessments.selectors import GradeRow, placement_grades
 from lti.models import ResourceLink
@@ -37,12 +37,16 @@ def gradebook(placement: ResourceLink) -> Gradebook:
     )
 
 
-def latest_syncs(placement: ResourceLink) -> dict[int, GradeSync]:
-    """The newest outbox row per student of the placement, keyed by user id (one query)."""
+def newest_syncs(placement: ResourceLink) -> QuerySet[GradeSync]:
+    """The newest outbox row of each student of the placement."""
     newest = (
         GradeSync.objects.filter(placement=placement, user_id=OuterRef("user_id"))
         .order_by("-created_at", "-pk")
         .values("pk")[:1]
     )
-    rows = GradeSync.objects.filter(placement=placement, pk=Subquery(newest))
-    return {row.user_id: row for row in rows}
+    return GradeSync.objects.filter(placement=placement, pk=Subquery(newest))
+
+
+def latest_syncs(placement: ResourceLink) -> dict[int, GradeSync]:
+    """The newest outbox row per student of the placement, keyed by user id (one query)."""
+    return {row.user_id: row for row in newest_syncs(placement)}

@@ -73,9 +73,9 @@ def placement_runs(placement: ResourceLink) -> QuerySet[LabRun]:
     )
 
 
-def runs_left(placement: ResourceLink, runs: list[LabRun]) -> int | None:
+def runs_left(rules: LabRules, runs: list[LabRun]) -> int | None:
     """Runs the student may still submit; None when there is no limit."""
-    limit = lab_policy(placement).max_runs
+    limit = rules.max_runs
     if not limit:
         return None
     used = sum(run.status != RunStatus.INFRASTRUCTURE_FAILED for run in runs)

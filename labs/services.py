@@ -26,7 +26,7 @@ from .errors import InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
 from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade_fraction
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy
-from .selectors import lab_policy
+from .selectors import LabRules, lab_policy
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +99,9 @@ def regrade_lab(placement: ResourceLink) -> int:
         .distinct()
     )
     users = list(get_user_model().objects.filter(pk__in=students))
+    rules = lab_policy(placement)
     for user in users:
-        refresh_lab_grade(user=user, placement=placement)
+        refresh_lab_grade(user=user, placement=placement, rules=rules)
     return len(users)
 
 
@@ -134,11 +135,12 @@ def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
         return ensure_schedule(placement)
 
 
-def _enqueue(run_id: int) -> None:
+def _enqueue(run_id: int, when: datetime | None = None) -> None:
+    """Send the run to the `gpu` queue, now or at ``when``, and note when it was sent."""
     from .tasks import execute_lab_run
 
     LabRun.objects.filter(pk=run_id).update(enqueued_at=timezone.now())
-    execute_lab_run.delay(run_id)
+    execute_lab_run.apply_async((run_id,), eta=when)
 
 
 def submit_run(
@@ -295,7 +297,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
         refresh_lab_grade(user=current.user, placement=current.placement)
     elif current.status == RunStatus.QUEUED:
         retry_at = current.next_attempt_at
-        transaction.on_commit(lambda: _enqueue_at(current.pk, retry_at))
+        transaction.on_commit(lambda: _enqueue(current.pk, retry_at))
     return current
 
 
@@ -311,21 +313,16 @@ def _retry_if_only_locked(run_id: int) -> None:
         pk=run_id, status=RunStatus.QUEUED, next_attempt_at__lte=now
     ).exists()
     if due:
-        _enqueue_at(run_id, now + timedelta(seconds=LOCKED_RETRY_SECONDS))
-
-
-def _enqueue_at(run_id: int, when: datetime) -> None:
-    from .tasks import execute_lab_run
-
-    LabRun.objects.filter(pk=run_id).update(enqueued_at=timezone.now())
-    execute_lab_run.apply_async((run_id,), eta=when)
+        _enqueue(run_id, now + timedelta(seconds=LOCKED_RETRY_SECONDS))
 
 
 @transaction.atomic
-def refresh_lab_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> object | None:
+def refresh_lab_grade(
+    *, user: AbstractBaseUser, placement: ResourceLink, rules: LabRules | None = None
+) -> object | None:
     """The student's lab grade from their measured runs, by the schedule's grading method
     and late policy; queued for the gradebook when it changes."""
-    rules = lab_policy(placement)
+    rules = rules or lab_policy(placement)
     # Serialise refreshes of one student's grade (a run finishing while the due time is
     # settled) before reading the runs, so the later refresh sees the later runs.
     Grade.objects.select_for_update().filter(user=user, placement=placement).first()

@@ -56,7 +56,7 @@ def _render_placement(
         "form": form,
         "blocks": range(lab.blocks),
         "runs": runs,
-        "runs_left": selectors.runs_left(placement, runs),
+        "runs_left": selectors.runs_left(rules, runs),
         "is_staff": role == Role.STAFF,
         "grade": selectors.grade_of(request.user, placement),
     }

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from .context import REQUEST_ID_HEADER, new_request_id, request_id
+from .metrics import REQUEST_SECONDS, REQUESTS
 
 
 class RequestIdMiddleware:
@@ -39,8 +40,6 @@ class MetricsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from .metrics import REQUEST_SECONDS, REQUESTS
-
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)

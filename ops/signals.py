@@ -8,6 +8,7 @@ import time
 from celery.signals import before_task_publish, task_postrun, task_prerun
 
 from .context import new_request_id, request_id
+from .metrics import TASK_SECONDS, TASKS
 
 logger = logging.getLogger("ops.tasks")
 HEADER = "request_id"
@@ -37,8 +38,6 @@ def forget_request_id(
     logger.info(
         "task %s finished: %s", task.name, state, extra={"task_name": task.name, "task_id": task_id}
     )
-    from .metrics import TASK_SECONDS, TASKS
-
     started = _started.pop(task_id, None)
     if started is not None:
         TASK_SECONDS.labels(task.name).observe(time.perf_counter() - started)

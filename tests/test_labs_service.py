@@ -443,7 +443,7 @@ def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
     holder.start()
     assert locked.wait(10)
     retries = []
-    monkeypatch.setattr(services, "_enqueue_at", lambda run_id, when: retries.append(run_id))
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, when=None: retries.append(run_id))
     try:
         assert services.execute_run(run.pk) is None
     finally:

@@ -264,31 +264,22 @@ def test_key_rotation_keeps_launches_and_signatures_working(client, platform, qu
     next_kid = during[1]
 
     teacher = Client()
-    picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
-    html = teacher.post(
-        picker["Location"],
-        {
+
+    def placed_by_deep_linking() -> str:
+        picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
+        choice = {
             "activity": "quiz:gradient-checkpointing",
             "title": "Q",
             "max_attempts": 0,
             "grading_method": "highest",
-        },
-    ).content.decode()
-    assert jwt.get_unverified_header(hidden(html, "JWT"))["kid"] == first[0]
+        }
+        return hidden(teacher.post(picker["Location"], choice).content.decode(), "JWT")
+
+    assert jwt.get_unverified_header(placed_by_deep_linking())["kid"] == first[0]
 
     call_command("rotate_tool_keys", "activate", stdout=out)
     assert kids() == during  # both still published
-    picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
-    html = teacher.post(
-        picker["Location"],
-        {
-            "activity": "quiz:gradient-checkpointing",
-            "title": "Q",
-            "max_attempts": 0,
-            "grading_method": "highest",
-        },
-    ).content.decode()
-    signed = hidden(html, "JWT")
+    signed = placed_by_deep_linking()
     assert jwt.get_unverified_header(signed)["kid"] == next_kid
     # A platform that cached the JWKS before activation can verify the new signature.
     platform.verify_deep_linking_response(
