@@ -140,7 +140,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "ops.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "gcquiz"),
         }
@@ -154,6 +154,8 @@ else:
     }
 
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Django's ModelBackend with the per-request user lookup served from the cache.
+AUTHENTICATION_BACKENDS = ["lti.backends.CachedUserBackend"]
 SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", str(14 * 24 * 3600)))
 
 # --- Celery ---------------------------------------------------------------------
