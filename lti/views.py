@@ -41,7 +41,7 @@ from .services import QuizNotLoaded, enrol_demo_member, ensure_demo_placement, r
 logger = logging.getLogger(__name__)
 
 DEEP_LINK_SESSION_KEY = "lti_deep_links"
-AUTH_BACKEND = "django.contrib.auth.backends.ModelBackend"
+AUTH_BACKEND = "lti.backends.CachedUserBackend"
 
 
 def registration_key_ok(key: str) -> bool:

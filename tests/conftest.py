@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from assessments.content import SEED_QUIZ_FILE, read_quiz_file
@@ -11,6 +13,12 @@ from assessments.services import load_quiz
 from lti.access import SESSION_KEY
 from lti.models import Membership, ResourceLink, Role
 from lti.services import enrol_demo_member
+
+# One cache namespace per test process and run (inherited by the workers and servers the
+# tests start): each xdist process has a database of its own where ids repeat, and the
+# cache holds entries by id (the signed-in user) that must never cross between them.
+os.environ["CACHE_KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
+settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
 
 
 @pytest.fixture(scope="session")
