@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
+from uuid import UUID
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, Max, When
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, Count, Max, Q, Subquery, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -87,12 +90,16 @@ def load_quiz(content: QuizContent) -> LoadResult:
 
 
 def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
+    """Each question's option ids in a random order, keyed by the question's id (one key
+    per question of the version)."""
     rng = random.SystemRandom()
     order: dict[str, list[int]] = {}
-    for question in version.questions.prefetch_related("options"):
-        option_ids = [option.pk for option in question.options.all()]
+    for question_id, option_id in Option.objects.filter(question__version=version).values_list(
+        "question_id", "pk"
+    ):
+        order.setdefault(str(question_id), []).append(option_id)
+    for option_ids in order.values():
         rng.shuffle(option_ids)
-        order[str(question.pk)] = option_ids
     return order
 
 
@@ -104,28 +111,28 @@ def start_or_resume_attempt(
     quiz = placement.quiz
     policy = attempt_policy(placement)
     with transaction.atomic():
-        in_progress = Attempt.objects.filter(
-            user=user, placement=placement, state=AttemptState.IN_PROGRESS
-        ).first()
-        if in_progress is not None:
-            return in_progress
-        made = Attempt.objects.filter(user=user, placement=placement).count()
-        if policy.max_attempts and made >= policy.max_attempts:
+        made = Attempt.objects.filter(user=user, placement=placement).aggregate(
+            count=Count("pk"), in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS))
+        )
+        if made["in_progress"] is not None:
+            return Attempt.objects.get(pk=made["in_progress"])
+        if policy.max_attempts and made["count"] >= policy.max_attempts:
             raise AttemptLimitReached(
                 _("You have used all %(count)s attempts allowed on this quiz.")
                 % {"count": policy.max_attempts}
             )
         version = quiz.current_version
+        option_order = _shuffled_option_order(version)
         try:
             with transaction.atomic():
                 return Attempt.objects.create(
                     user=user,
                     placement=placement,
                     quiz_version=version,
-                    number=made + 1,
+                    number=made["count"] + 1,
                     language=language,
-                    option_order=_shuffled_option_order(version),
-                    max_score=version.questions.count(),
+                    option_order=option_order,
+                    max_score=len(option_order),
                 )
         except IntegrityError:
             # Another request (a double click, a second tab) started it first: resume that one.
@@ -144,16 +151,99 @@ def _parse_id(raw: object, message: str) -> int:
     return value
 
 
-@transaction.atomic
-def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -> Response:
-    """Record the student's answer to the current question of the attempt.
+@dataclass(frozen=True)
+class Answered:
+    """An answer recorded: the position of its question, where the feedback page is."""
+
+    position: int
+
+
+def submit_answer(
+    *, user: AbstractBaseUser, attempt_public_id: UUID, question_id: object, option_id: object
+) -> Answered:
+    """Record the student's answer to the current question of their attempt.
 
     Answers are final: once feedback was shown the answer cannot change. The attempt
-    finishes, and the grade is refreshed, with the last answer.
+    finishes, and the grade is refreshed, with the last answer. Raises
+    ``Attempt.DoesNotExist`` when the attempt is not the user's.
     """
     question_pk = _parse_id(question_id, _("The answer does not say which question it is for."))
     option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
-    attempt = Attempt.objects.select_for_update().get(pk=attempt.pk)
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        answered = _record_next_answer(user.pk, attempt_public_id, question_pk, option_pk, now)
+        if answered is not None:
+            return answered
+    return _record_answer_checked(user, attempt_public_id, question_pk, option_pk, now)
+
+
+# An answer that does not finish the attempt (all but the last), as one statement: the
+# attempt is the user's and in progress, the option is of that question in the attempt's
+# version, and the question is the next one. Two answers racing for the same question
+# meet on response_one_per_question. Anything else inserts nothing, and the checked path
+# says what is wrong (or, after a race, records the answer with fresh data).
+_NEXT_ANSWER_SQL = """
+WITH attempt AS (
+    SELECT id, quiz_version_id, max_score, started_at
+    FROM assessments_attempt
+    WHERE public_id = %(attempt)s AND user_id = %(user)s AND state = %(in_progress)s
+), so_far AS (
+    SELECT count(*) AS answered, max(answered_at) AS last_answered_at
+    FROM assessments_response
+    WHERE attempt_id = (SELECT id FROM attempt)
+), chosen AS (
+    SELECT o.id AS option_id, o.question_id, o.is_correct, q.position, q.version_id
+    FROM assessments_option o JOIN assessments_question q ON q.id = o.question_id
+    WHERE o.id = %(option)s AND o.question_id = %(question)s
+), inserted AS (
+    INSERT INTO assessments_response
+        (attempt_id, question_id, option_id, is_correct, answered_at, seconds_spent)
+    SELECT attempt.id, chosen.question_id, chosen.option_id, chosen.is_correct, %(now)s,
+        GREATEST(0, ROUND(EXTRACT(EPOCH FROM
+            %(now)s - COALESCE(so_far.last_answered_at, attempt.started_at))))::integer
+    FROM attempt, so_far, chosen
+    WHERE chosen.version_id = attempt.quiz_version_id
+        AND chosen.position = so_far.answered + 1
+        AND chosen.position < attempt.max_score
+    RETURNING question_id
+)
+SELECT chosen.position FROM inserted JOIN chosen USING (question_id)
+"""
+
+
+def _record_next_answer(
+    user_id: int, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+) -> Answered | None:
+    parameters = {
+        "attempt": attempt_public_id,
+        "user": user_id,
+        "in_progress": AttemptState.IN_PROGRESS.value,
+        "option": option_pk,
+        "question": question_pk,
+        "now": now,
+    }
+    # On its own the statement is its own transaction (no BEGIN and COMMIT round trips);
+    # inside a caller's transaction a savepoint keeps that transaction usable after a race.
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    try:
+        with guard, connection.cursor() as cursor:
+            cursor.execute(_NEXT_ANSWER_SQL, parameters)
+            row = cursor.fetchone()
+    except IntegrityError:
+        return None  # answered a moment ago: the checked path says so
+    return Answered(position=row[0]) if row else None
+
+
+@transaction.atomic
+def _record_answer_checked(
+    user: AbstractBaseUser, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+) -> Answered:
+    attempt = (
+        Attempt.objects.select_for_update(of=("self",))
+        .select_related("placement__quiz__current_version")
+        .get(public_id=attempt_public_id, user=user)
+    )
+    attempt.user = user
     if attempt.is_finished:
         raise AnswerConflict(_("This attempt is finished; its answers can no longer change."))
     # The option with its question, in one query; the error path says which one is wrong.
@@ -167,7 +257,9 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
             raise InvalidAnswer(_("That question is not part of your attempt."))
         raise InvalidAnswer(_("The selected option does not belong to this question."))
     question = option.question
-    so_far = attempt.responses.aggregate(count=Count("pk"), last=Max("answered_at"))
+    so_far = attempt.responses.aggregate(
+        count=Count("pk"), correct=Count("pk", filter=Q(is_correct=True)), last=Max("answered_at")
+    )
     answered = so_far["count"]
     # Answers go in order, so questions 1..answered are exactly the answered ones.
     if question.position <= answered:
@@ -183,8 +275,7 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
             _("Questions are answered in order: question %(position)s comes next.")
             % {"position": answered + 1}
         )
-    now = timezone.now()
-    response = Response.objects.create(
+    Response.objects.create(
         attempt=attempt,
         question=question,
         option=option,
@@ -193,14 +284,14 @@ def submit_answer(*, attempt: Attempt, question_id: object, option_id: object) -
         seconds_spent=max(0, round((now - (so_far["last"] or attempt.started_at)).total_seconds())),
     )
     if answered + 1 == attempt.max_score:
-        _finish_attempt(attempt)
-    return response
+        _finish_attempt(attempt, score=so_far["correct"] + option.is_correct, now=now)
+    return Answered(position=question.position)
 
 
-def _finish_attempt(attempt: Attempt) -> None:
-    attempt.score = attempt.responses.filter(is_correct=True).count()
+def _finish_attempt(attempt: Attempt, *, score: int, now: datetime) -> None:
+    attempt.score = score
     attempt.state = AttemptState.FINISHED
-    attempt.finished_at = timezone.now()
+    attempt.finished_at = now
     attempt.save(update_fields=["score", "state", "finished_at"])
     mark_counted_attempts(user=attempt.user, placement=attempt.placement)
     refresh_grade(user=attempt.user, placement=attempt.placement)
@@ -209,11 +300,11 @@ def _finish_attempt(attempt: Attempt) -> None:
 def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:
     """Flag the student's last and highest-scoring finished attempts on the placement."""
     finished = Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
-    last = finished.order_by("-number").values_list("pk", flat=True).first()
-    highest = finished.order_by("-score", "number").values_list("pk", flat=True).first()
+    last = finished.order_by("-number").values("pk")[:1]
+    highest = finished.order_by("-score", "number").values("pk")[:1]
     finished.update(
-        is_last_finished=Case(When(pk=last, then=True), default=False),
-        is_highest=Case(When(pk=highest, then=True), default=False),
+        is_last_finished=Case(When(pk=Subquery(last), then=True), default=False),
+        is_highest=Case(When(pk=Subquery(highest), then=True), default=False),
     )
 
 

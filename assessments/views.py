@@ -140,18 +140,18 @@ def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
 @require_POST
 @launch_required
 def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
-    attempt = _own_attempt(request, public_id)
     try:
-        response = services.submit_answer(
-            attempt=attempt,
+        answered = services.submit_answer(
+            user=request.user,
+            attempt_public_id=public_id,
             question_id=request.POST.get("question"),
             option_id=request.POST.get("option"),
         )
+    except Attempt.DoesNotExist:
+        raise Http404("No such attempt of this user.") from None
     except AssessmentError as error:
         return render_error(request, error.message, error.status_code)
-    return redirect(
-        "assessments:feedback", public_id=attempt.public_id, position=response.question.position
-    )
+    return redirect("assessments:feedback", public_id=public_id, position=answered.position)
 
 
 @require_GET

@@ -59,4 +59,9 @@ def finish_attempt(user, placement: ResourceLink, correct: int) -> None:
     attempt = start_or_resume_attempt(user=user, placement=placement, language="en")
     for question in attempt.quiz_version.questions.order_by("position"):
         option = question.options.filter(is_correct=question.position <= correct).first()
-        submit_answer(attempt=attempt, question_id=question.pk, option_id=option.pk)
+        submit_answer(
+            user=user,
+            attempt_public_id=attempt.public_id,
+            question_id=question.pk,
+            option_id=option.pk,
+        )

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from decimal import Decimal
 
 import pytest
-from django.db import connection, transaction
 
 from assessments.models import Attempt, AttemptState, Grade, GradeOverride
 from assessments.services import override_grade, refresh_grade
 
 from .gradebook import graded_placement, student
+from .threads import hold_uncommitted
 
 
 @pytest.mark.django_db(transaction=True)
@@ -30,23 +28,8 @@ def test_an_override_racing_the_first_grade_waits_instead_of_failing(fake_lms, q
         score=6,
         max_score=8,
     )
-    first_grade_written = threading.Event()
-    errors: list[BaseException] = []
-
-    def finish() -> None:
-        try:
-            with transaction.atomic():
-                refresh_grade(user=learner, placement=placement)
-                first_grade_written.set()
-                time.sleep(0.5)  # hold the new row, uncommitted, while staff override
-        except BaseException as error:  # noqa: BLE001 (reported to the test thread)
-            errors.append(error)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=finish)
-    thread.start()
-    assert first_grade_written.wait(10)
+    # The first grade's new row, uncommitted, while staff override it.
+    committed = hold_uncommitted(lambda: refresh_grade(user=learner, placement=placement))
     override_grade(
         placement=placement,
         user=learner,
@@ -54,8 +37,7 @@ def test_an_override_racing_the_first_grade_waits_instead_of_failing(fake_lms, q
         reason="late penalty",
         actor=teacher,
     )
-    thread.join(10)
-    assert errors == []
+    committed()
     grade = Grade.objects.get()
     assert grade.score_given == Decimal(3) and grade.is_overridden
     assert GradeOverride.objects.get().previous_score == Decimal(6)

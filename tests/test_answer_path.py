@@ -1,0 +1,135 @@
+"""The answer as one statement, the checked path behind it, and the cached session user:
+the fast paths of a quiz answer give the same results as the careful ones."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from assessments import services
+from assessments.errors import AnswerConflict
+from assessments.models import Attempt, Response
+from lti.services import enrol_demo_member
+
+from .conftest import launched_client
+from .quiz_helpers import current_form, start
+from .threads import hold_uncommitted
+
+
+@pytest.mark.django_db
+def test_an_answer_that_does_not_finish_the_attempt_is_one_statement(learner_client, placement):
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)  # the user is cached now
+    with CaptureQueriesContext(connection) as queries:
+        response = learner_client.post(
+            reverse("assessments:answer", args=[attempt.public_id]),
+            {"question": question.pk, "option": option_ids[0]},
+        )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("assessments:feedback", args=[attempt.public_id, 1])
+    statements = [query["sql"].lstrip().split()[0] for query in queries.captured_queries]
+    # (the test runs in a transaction, so the statement has a savepoint around it)
+    assert [verb for verb in statements if verb not in ("SAVEPOINT", "RELEASE")] == ["WITH"]
+    assert attempt.responses.get().option_id == option_ids[0]
+
+
+@pytest.mark.django_db
+def test_the_statement_and_the_checked_path_record_the_same_answer(placement):
+    now = timezone.now()
+    recorded = []
+    for record in (services._record_next_answer, services._record_answer_checked):
+        user = enrol_demo_member().user
+        attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
+        Attempt.objects.filter(pk=attempt.pk).update(started_at=now - timedelta(seconds=90.4))
+        for position in (1, 2):
+            question = attempt.quiz_version.questions.get(position=position)
+            option = question.options.order_by("-is_correct", "position").first()
+            answered_at = now + timedelta(seconds=position * 30)
+            user_or_id = user.pk if record is services._record_next_answer else user
+            answered = record(user_or_id, attempt.public_id, question.pk, option.pk, answered_at)
+            assert answered == services.Answered(position=position)
+        recorded.append(
+            list(
+                attempt.responses.order_by("question__position").values_list(
+                    "question_id", "option_id", "is_correct", "answered_at", "seconds_spent"
+                )
+            )
+        )
+    assert recorded[0] == recorded[1]
+    assert [row[4] for row in recorded[0]] == [120, 30]  # 90.4 s + 30 s, then 30 s
+
+
+@pytest.mark.django_db
+def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
+    attempt = services.start_or_resume_attempt(user=learner, placement=placement, language="en")
+    for question in attempt.quiz_version.questions.order_by("position"):
+        option = question.options.filter(is_correct=question.position % 2 == 1).first()
+        services.submit_answer(
+            user=learner,
+            attempt_public_id=attempt.public_id,
+            question_id=question.pk,
+            option_id=option.pk,
+        )
+    attempt.refresh_from_db()
+    assert attempt.is_finished and attempt.score == 4 and attempt.is_last_finished
+    assert learner.quiz_grades.get(placement=placement).score_given == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_answers_racing_for_one_question_record_one(quiz):
+    """The first answer holds its row uncommitted; the second statement waits on the unique
+    index, fails when the first commits, and the checked path says it was answered."""
+    membership = enrol_demo_member()
+    user, placement = membership.user, membership.context.resource_links.get()
+    attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
+    question = attempt.quiz_version.questions.get(position=1)
+    first, second = question.options.order_by("position")[:2]
+
+    def answer(option) -> services.Answered:
+        return services.submit_answer(
+            user=user,
+            attempt_public_id=attempt.public_id,
+            question_id=question.pk,
+            option_id=option.pk,
+        )
+
+    committed = hold_uncommitted(lambda: answer(first))
+    with pytest.raises(AnswerConflict, match="already answered"):
+        answer(second)
+    committed()
+    assert list(Response.objects.values_list("option_id", flat=True)) == [first.pk]
+
+
+@pytest.mark.django_db
+def test_the_session_user_comes_from_the_cache_and_leaves_it_when_saved(learner_membership):
+    client = launched_client(learner_membership)
+    page = reverse(
+        "assessments:placement", args=[learner_membership.context.resource_links.get().pk]
+    )
+    assert client.get(page).status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(page).status_code == 200
+    assert not any('"auth_user"' in query["sql"] for query in queries.captured_queries)
+
+    user = learner_membership.user
+    user.is_active = False
+    user.save()
+    refused = client.get(page)
+    assert refused.status_code == 403
+    assert "You are not signed in" in refused.content.decode()
+
+    user.delete()
+    assert client.get(page).status_code == 403
+
+
+def test_the_cache_keeps_one_redis_client_per_pool():
+    client = cache._cache.get_client(write=True)
+    assert cache._cache.get_client(write=True) is client
+    cache.set("answer-path-probe", {"kept": True}, 5)
+    assert cache.get("answer-path-probe") == {"kept": True}
