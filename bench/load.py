@@ -38,6 +38,46 @@ REDIS = "redis://127.0.0.1:6379/13"
 STATIC_ROOT = Path("/tmp/gcquiz-load-static")
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ROLES = ("gunicorn", "postgres", "redis", "client")
+
+
+def cpu_seconds_by_process(server_pid: int) -> dict[int, tuple[str, float]]:
+    """CPU time so far of each process of the load generator (this process), gunicorn
+    (master and workers), PostgreSQL and Redis, by pid, read from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pid, parent = int(entry.name), int(fields[1])
+        seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        if pid == os.getpid():
+            found[pid] = ("client", seconds)
+        elif server_pid in (pid, parent):
+            found[pid] = ("gunicorn", seconds)
+        elif name.startswith("postgres"):
+            found[pid] = ("postgres", seconds)
+        elif name.startswith("redis-server"):
+            found[pid] = ("redis", seconds)
+    return found
+
+
+def cpu_seconds_by_role(before: dict, after: dict) -> dict[str, float]:
+    """Where the CPU went between two readings (a process that ended in between is left
+    out: PostgreSQL's short-lived workers)."""
+    totals = dict.fromkeys(ROLES, 0.0)
+    for pid, (role, seconds) in after.items():
+        if pid in before:
+            totals[role] += seconds - before[pid][1]
+    return totals
+
+
 @dataclass
 class Figures:
     latencies: list[float] = field(default_factory=list)
@@ -45,6 +85,7 @@ class Figures:
     statuses: dict[int, int] = field(default_factory=dict)
     started: float = 0.0
     finished: float = 0.0
+    cpu_ms: dict[str, float] = field(default_factory=dict)  # per request, by role
 
     @property
     def rate(self) -> float:
@@ -113,7 +154,7 @@ def prepare(env: dict[str, str], students: int):
         Membership.objects.create(context=context, user=user, role=Role.LEARNER)
         session = SessionStore()
         session["_auth_user_id"] = str(user.pk)
-        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_backend"] = "lti.backends.CachedUserBackend"
         session["_auth_user_hash"] = user.get_session_auth_hash()
         session[SESSION_KEY] = {str(context.pk): Role.LEARNER}
         session.create()
@@ -295,20 +336,28 @@ def main() -> None:
 
     import aiohttp
 
+    async def measured(run) -> Figures:
+        before = cpu_seconds_by_process(server.pid)
+        figures = await run
+        spent = cpu_seconds_by_role(before, cpu_seconds_by_process(server.pid))
+        count = max(1, len(figures.latencies))
+        figures.cpu_ms = {role: seconds * 1000 / count for role, seconds in spent.items()}
+        return figures
+
     async def everything():
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as session:
             await ceiling(session, base, 3, 20)  # warm-up
-            top = await ceiling(session, base, args.seconds, args.students)
+            top = await measured(ceiling(session, base, args.seconds, args.students))
         clients = answer_clients(aiohttp, sessions)
         step = answer_step(clients, base, placement, questions)
         try:
-            saturated = await run_for(args.seconds, len(clients), step)
-            quiz = await paced(0.4 * top.rate, args.seconds, len(clients), step)
-            steady = await paced(len(clients) / 1.0, args.seconds, len(clients), step)
+            saturated = await measured(run_for(args.seconds, len(clients), step))
+            quiz = await measured(paced(0.4 * top.rate, args.seconds, len(clients), step))
+            steady = await measured(paced(len(clients) / 1.0, args.seconds, len(clients), step))
         finally:
             await asyncio.gather(*(client.close() for client in clients))
-        lti = await launches(aiohttp, base, platform, args.seconds, 20)
+        lti = await measured(launches(aiohttp, base, platform, args.seconds, 20))
         return top, saturated, quiz, steady, lti
 
     try:
@@ -321,8 +370,11 @@ def main() -> None:
         f"gunicorn {args.workers} workers × {args.threads} threads, PostgreSQL + Redis "
         f"on loopback; {args.seconds:g} s per figure; python {sys.version.split()[0]}"
     )
-    print("| figure | per second | share of the ceiling | p50 ms | p95 ms | p99 ms | errors |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| figure | per second | share of the ceiling | p50 ms | p95 ms | p99 ms | errors "
+        "| CPU ms each: gunicorn / PostgreSQL / Redis / load generator |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, figures in (
         (f"ceiling: GET /healthz, {args.students} connections", top),
         (f"quiz answers, {args.students} students as fast as they can (closed loop)", saturated),
@@ -333,7 +385,9 @@ def main() -> None:
         print(
             f"| {label} | {figures.rate:.0f} | {figures.rate / top.rate:.0%} | "
             f"{figures.percentile(0.50):.1f} | {figures.percentile(0.95):.1f} | "
-            f"{figures.percentile(0.99):.1f} | {figures.errors} |"
+            f"{figures.percentile(0.99):.1f} | {figures.errors} | "
+            + " / ".join(f"{figures.cpu_ms[role]:.2f}" for role in ROLES)
+            + " |"
         )
 
 
