@@ -58,7 +58,7 @@ def test_production_services_come_from_the_environment(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         '["django.db.backends.postgresql", "redis://cache:6379/0", '
-        '"django.core.cache.backends.redis.RedisCache"]'
+        '"ops.cache.RedisCache"]'
     )
 
 
