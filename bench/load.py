@@ -42,10 +42,12 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ROLES = ("gunicorn", "postgres", "redis", "client")
 
 
-def cpu_seconds_by_process(server_pid: int) -> dict[int, tuple[str, float]]:
-    """CPU time so far of each process of the load generator (this process), gunicorn
-    (master and workers), PostgreSQL and Redis, by pid, read from /proc."""
-    found = {}
+def cpu_seconds_by_role(server_pid: int) -> dict[str, float]:
+    """CPU time so far of the load generator (this process), gunicorn (master and
+    workers), PostgreSQL and Redis, read from /proc. Each process counts with its reaped
+    children, so a database connection that closed in between (its backend gone) stays
+    counted in the postmaster."""
+    totals = dict.fromkeys(ROLES, 0.0)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -56,25 +58,15 @@ def cpu_seconds_by_process(server_pid: int) -> dict[int, tuple[str, float]]:
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
         pid, parent = int(entry.name), int(fields[1])
-        seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        seconds = sum(int(ticks) for ticks in fields[11:15]) / CLOCK_TICKS
         if pid == os.getpid():
-            found[pid] = ("client", seconds)
+            totals["client"] += seconds
         elif server_pid in (pid, parent):
-            found[pid] = ("gunicorn", seconds)
+            totals["gunicorn"] += seconds
         elif name.startswith("postgres"):
-            found[pid] = ("postgres", seconds)
+            totals["postgres"] += seconds
         elif name.startswith("redis-server"):
-            found[pid] = ("redis", seconds)
-    return found
-
-
-def cpu_seconds_by_role(before: dict, after: dict) -> dict[str, float]:
-    """Where the CPU went between two readings (a process that ended in between is left
-    out: PostgreSQL's short-lived workers)."""
-    totals = dict.fromkeys(ROLES, 0.0)
-    for pid, (role, seconds) in after.items():
-        if pid in before:
-            totals[role] += seconds - before[pid][1]
+            totals["redis"] += seconds
     return totals
 
 
@@ -337,11 +329,11 @@ def main() -> None:
     import aiohttp
 
     async def measured(run) -> Figures:
-        before = cpu_seconds_by_process(server.pid)
+        before = cpu_seconds_by_role(server.pid)
         figures = await run
-        spent = cpu_seconds_by_role(before, cpu_seconds_by_process(server.pid))
+        after = cpu_seconds_by_role(server.pid)
         count = max(1, len(figures.latencies))
-        figures.cpu_ms = {role: seconds * 1000 / count for role, seconds in spent.items()}
+        figures.cpu_ms = {role: (after[role] - before[role]) * 1000 / count for role in ROLES}
         return figures
 
     async def everything():
