@@ -15,9 +15,40 @@ from .models import (
     AttemptState,
     Grade,
     GradingMethod,
-    Question,
+    Option,
     QuizVersion,
 )
+
+
+@dataclass(frozen=True)
+class VersionLayout:
+    """A quiz version's question ids in order, each with its option ids in order."""
+
+    option_ids: dict[int, tuple[int, ...]]
+
+    @property
+    def question_count(self) -> int:
+        return len(self.option_ids)
+
+
+_layouts: dict[int, VersionLayout] = {}
+
+
+def version_layout(version_id: int) -> VersionLayout:
+    """The version's layout, read once per process: a version never changes (an edited
+    quiz file becomes a new version, and the admin shows versions read-only)."""
+    layout = _layouts.get(version_id)
+    if layout is None:
+        option_ids: dict[int, list[int]] = {}
+        rows = Option.objects.filter(question__version_id=version_id).order_by(
+            "question__position", "position"
+        )
+        for question_id, option_id in rows.values_list("question_id", "pk"):
+            option_ids.setdefault(question_id, []).append(option_id)
+        layout = VersionLayout({key: tuple(ids) for key, ids in option_ids.items()})
+        if option_ids:  # never keep a version read before its questions were committed
+            _layouts[version_id] = layout
+    return layout
 
 
 @dataclass(frozen=True)
@@ -173,7 +204,7 @@ def placement_overview(
         placement=placement,
         title=localized(version.title, language),
         intro=localized(version.intro, language),
-        question_count=Question.objects.filter(version=version).count(),
+        question_count=version_layout(version.pk).question_count,
         finished_attempts=[a for a in attempts if a.state == AttemptState.FINISHED],
         in_progress=next((a for a in attempts if a.state == AttemptState.IN_PROGRESS), None),
         grade=Grade.objects.filter(user=user, placement=placement).first(),
@@ -217,4 +248,4 @@ def placement_score_maximum(placement: ResourceLink) -> Decimal:
         from labs.grading import LAB_SCORE_MAXIMUM
 
         return LAB_SCORE_MAXIMUM
-    return Decimal(placement.quiz.current_version.questions.count())
+    return Decimal(version_layout(placement.quiz.current_version_id).question_count)

@@ -33,7 +33,7 @@ from .models import (
     Regrade,
     Response,
 )
-from .selectors import attempt_policy, placement_score_maximum
+from .selectors import attempt_policy, placement_score_maximum, version_layout
 
 
 @dataclass(frozen=True)
@@ -90,16 +90,11 @@ def load_quiz(content: QuizContent) -> LoadResult:
 
 
 def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
-    """Each question's option ids in a random order, keyed by the question's id (one key
-    per question of the version)."""
+    """Each question's option ids in a random order, keyed by the question's id."""
     rng = random.SystemRandom()
     order: dict[str, list[int]] = {}
-    for question_id, option_id in Option.objects.filter(question__version=version).values_list(
-        "question_id", "pk"
-    ):
-        order.setdefault(str(question_id), []).append(option_id)
-    for option_ids in order.values():
-        rng.shuffle(option_ids)
+    for question_id, option_ids in version_layout(version.pk).option_ids.items():
+        order[str(question_id)] = rng.sample(option_ids, len(option_ids))
     return order
 
 
@@ -361,7 +356,7 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
         user=user,
         placement=placement,
         fraction=_grade_fraction(method, fractions),
-        score_maximum=Decimal(quiz.current_version.questions.count()),
+        score_maximum=Decimal(version_layout(quiz.current_version_id).question_count),
         grading_method=method,
         counted=len(finished),
     )

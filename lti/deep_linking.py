@@ -9,6 +9,7 @@ from typing import Any
 import jwt
 
 from assessments.models import Quiz
+from assessments.selectors import version_layout
 from labs.models import Lab
 
 from . import claims as c
@@ -40,7 +41,7 @@ def quiz_content_item(
             CUSTOM_GRADING_METHOD: grading_method,
         },
         "lineItem": {
-            "scoreMaximum": quiz.current_version.questions.count(),
+            "scoreMaximum": version_layout(quiz.current_version_id).question_count,
             "label": title,
             "resourceId": f"quiz:{quiz.slug}",
             "tag": c.LINEITEM_TAG,

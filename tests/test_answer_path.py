@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from assessments import services
+from assessments import selectors, services
 from assessments.errors import AnswerConflict
 from assessments.models import Attempt, Response
 from lti.services import enrol_demo_member
@@ -133,3 +133,22 @@ def test_the_cache_keeps_one_redis_client_per_pool():
     assert cache._cache.get_client(write=True) is client
     cache.set("answer-path-probe", {"kept": True}, 5)
     assert cache.get("answer-path-probe") == {"kept": True}
+
+
+@pytest.mark.django_db
+def test_a_version_layout_is_read_once_and_in_order(quiz):
+    version = quiz.current_version
+    selectors._layouts.pop(version.pk, None)
+    with CaptureQueriesContext(connection) as queries:
+        layout = selectors.version_layout(version.pk)
+        assert selectors.version_layout(version.pk) is layout
+    assert len(queries.captured_queries) == 1
+    questions = version.questions.order_by("position").prefetch_related("options")
+    assert layout.option_ids == {
+        question.pk: tuple(option.pk for option in question.options.order_by("position"))
+        for question in questions
+    }
+    assert layout.question_count == 8
+    # A version whose questions are not visible yet is read again next time.
+    assert selectors.version_layout(version.pk + 1000).question_count == 0
+    assert version.pk + 1000 not in selectors._layouts

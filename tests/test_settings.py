@@ -57,8 +57,7 @@ def test_production_services_come_from_the_environment(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.postgresql", "redis://cache:6379/0", '
-        '"ops.cache.RedisCache"]'
+        '["django.db.backends.postgresql", "redis://cache:6379/0", "ops.cache.RedisCache"]'
     )
 
 
