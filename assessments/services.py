@@ -11,7 +11,7 @@ from uuid import UUID
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, Max, Q, Subquery, When
+from django.db.models import Case, Count, Max, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -293,14 +293,27 @@ def _finish_attempt(attempt: Attempt, *, score: int, now: datetime) -> None:
 
 
 def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:
-    """Flag the student's last and highest-scoring finished attempts on the placement."""
-    finished = Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
-    last = finished.order_by("-number").values("pk")[:1]
-    highest = finished.order_by("-score", "number").values("pk")[:1]
-    finished.update(
-        is_last_finished=Case(When(pk=Subquery(last), then=True), default=False),
-        is_highest=Case(When(pk=Subquery(highest), then=True), default=False),
+    """Flag the student's last and highest-scoring finished attempts on the placement,
+    writing only the rows whose flags change."""
+    finished = list(
+        Attempt.objects.filter(
+            user=user, placement=placement, state=AttemptState.FINISHED
+        ).values_list("pk", "number", "score", "is_last_finished", "is_highest")
     )
+    if not finished:
+        return
+    last = max(finished, key=lambda row: row[1])[0]
+    highest = max(finished, key=lambda row: (row[2], -row[1]))[0]
+    changed = [
+        pk
+        for pk, _number, _score, is_last, is_highest in finished
+        if is_last != (pk == last) or is_highest != (pk == highest)
+    ]
+    if changed:
+        Attempt.objects.filter(pk__in=changed).update(
+            is_last_finished=Case(When(pk=last, then=True), default=False),
+            is_highest=Case(When(pk=highest, then=True), default=False),
+        )
 
 
 def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
@@ -338,7 +351,9 @@ def _locked_grade(
         return Grade.objects.select_for_update().get(user=user, placement=placement), False
 
 
-@transaction.atomic
+# Part of the caller's transaction when there is one (no savepoint: nothing here is
+# retried on its own); a transaction of its own otherwise.
+@transaction.atomic(savepoint=False)
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
     """Recompute the student's grade on the placement from their finished attempts. A
     changed grade is queued for the LMS gradebook in the same transaction."""
@@ -362,7 +377,9 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     )
 
 
-@transaction.atomic
+# Part of the caller's transaction when there is one (no savepoint: nothing here is
+# retried on its own); a transaction of its own otherwise.
+@transaction.atomic(savepoint=False)
 def set_placement_grade(
     *,
     user: AbstractBaseUser,

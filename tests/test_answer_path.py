@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from assessments import selectors, services
 from assessments.errors import AnswerConflict
-from assessments.models import Attempt, Response
+from assessments.models import Attempt, AttemptState, Response
 from lti.services import enrol_demo_member
 
 from .conftest import launched_client
@@ -152,3 +152,38 @@ def test_a_version_layout_is_read_once_and_in_order(quiz):
     # A version whose questions are not visible yet is read again next time.
     assert selectors.version_layout(version.pk + 1000).question_count == 0
     assert version.pk + 1000 not in selectors._layouts
+
+
+@pytest.mark.django_db
+def test_counted_flags_follow_the_last_and_the_highest_attempt(learner, placement):
+    def finished(number: int, score: int) -> Attempt:
+        return Attempt.objects.create(
+            user=learner,
+            placement=placement,
+            quiz_version=placement.quiz.current_version,
+            number=number,
+            state=AttemptState.FINISHED,
+            language="en",
+            option_order={},
+            score=score,
+            max_score=8,
+        )
+
+    def flags() -> dict[int, tuple[bool, bool]]:
+        rows = Attempt.objects.filter(user=learner).values_list(
+            "number", "is_last_finished", "is_highest"
+        )
+        return {number: (last, highest) for number, last, highest in rows}
+
+    for number, score in ((1, 5), (2, 7), (3, 7)):
+        finished(number, score)
+    services.mark_counted_attempts(user=learner, placement=placement)
+    # The highest of equal scores is the earliest.
+    assert flags() == {1: (False, False), 2: (False, True), 3: (True, False)}
+    with CaptureQueriesContext(connection) as queries:
+        services.mark_counted_attempts(user=learner, placement=placement)
+    assert len(queries.captured_queries) == 1  # nothing changed, nothing written
+
+    finished(4, 8)
+    services.mark_counted_attempts(user=learner, placement=placement)
+    assert flags() == {1: (False, False), 2: (False, False), 3: (False, False), 4: (True, True)}
