@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench bench-load bench-dashboard bench-sync bench-labs vendor
+.PHONY: run test lint messages chromium bench bench-load bench-answer-cost bench-dashboard bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,10 +59,13 @@ messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
-bench: bench-load bench-dashboard bench-sync
+bench: bench-load bench-answer-cost bench-dashboard bench-sync
 
 bench-load: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.load
+
+bench-answer-cost: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.answer_cost
 
 bench-dashboard: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.dashboard
