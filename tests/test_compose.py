@@ -50,6 +50,14 @@ def test_every_long_running_service_has_a_health_check_and_state_is_in_named_vol
     assert "migrate --noinput" in SERVICES["migrate"]["command"]
 
 
+def test_each_deploy_empties_the_metrics_folder_before_anything_starts():
+    folder = SERVICES["web"]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert any(volume.endswith(f":{folder}") for volume in SERVICES["web"]["volumes"])
+    command = SERVICES["migrate"]["command"]
+    assert f"find {folder} -name '*.db' -delete &&" in command
+    assert command.index("-delete") < command.index("migrate --noinput")
+
+
 def test_lab_runs_have_a_gpu_worker_on_the_gpu_queue_alone():
     gpu = SERVICES["gpu-worker"]
     assert "-Q gpu" in gpu["command"] and "--concurrency 1" in gpu["command"]
