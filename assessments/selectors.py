@@ -16,6 +16,7 @@ from .models import (
     Grade,
     GradingMethod,
     Option,
+    Question,
     QuizVersion,
 )
 
@@ -30,8 +31,13 @@ class VersionLayout:
     def question_count(self) -> int:
         return len(self.option_ids)
 
+    @property
+    def last_question_id(self) -> int | None:
+        return next(reversed(self.option_ids), None)
+
 
 _layouts: dict[int, VersionLayout] = {}
+_versions_of_questions: dict[int, int] = {}
 
 
 def version_layout(version_id: int) -> VersionLayout:
@@ -48,7 +54,20 @@ def version_layout(version_id: int) -> VersionLayout:
         layout = VersionLayout({key: tuple(ids) for key, ids in option_ids.items()})
         if option_ids:  # never keep a version read before its questions were committed
             _layouts[version_id] = layout
+            _versions_of_questions.update(dict.fromkeys(option_ids, version_id))
     return layout
+
+
+def is_last_question(question_id: int) -> bool:
+    """Whether the question is the last of its version (False for an unknown id)."""
+    version_id = _versions_of_questions.get(question_id)
+    if version_id is None:
+        version_id = (
+            Question.objects.filter(pk=question_id).values_list("version_id", flat=True).first()
+        )
+        if version_id is None:
+            return False
+    return version_layout(version_id).last_question_id == question_id
 
 
 @dataclass(frozen=True)

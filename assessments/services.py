@@ -33,7 +33,7 @@ from .models import (
     Regrade,
     Response,
 )
-from .selectors import attempt_policy, placement_score_maximum, version_layout
+from .selectors import attempt_policy, is_last_question, placement_score_maximum, version_layout
 
 
 @dataclass(frozen=True)
@@ -166,24 +166,25 @@ def submit_answer(
     option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
     now = timezone.now()
     if connection.vendor == "postgresql":
-        answered = _record_next_answer(user.pk, attempt_public_id, question_pk, option_pk, now)
+        answered = _record_next_answer(user, attempt_public_id, question_pk, option_pk, now)
         if answered is not None:
             return answered
     return _record_answer_checked(user, attempt_public_id, question_pk, option_pk, now)
 
 
-# An answer that does not finish the attempt (all but the last), as one statement: the
-# attempt is the user's and in progress, the option is of that question in the attempt's
-# version, and the question is the next one. Two answers racing for the same question
-# meet on response_one_per_question. Anything else inserts nothing, and the checked path
-# says what is wrong (or, after a race, records the answer with fresh data).
+# The next answer as one statement: the attempt is the user's and in progress, the option
+# is of that question in the attempt's version, and the question is the next one (the last
+# only when the caller finishes the attempt in the same transaction). Two answers racing
+# for the same question meet on response_one_per_question. Anything else inserts nothing,
+# and the checked path says what is wrong (or, after a race, records the answer afresh).
 _NEXT_ANSWER_SQL = """
 WITH attempt AS (
-    SELECT id, quiz_version_id, max_score, started_at
+    SELECT id, placement_id, quiz_version_id, max_score, started_at
     FROM assessments_attempt
     WHERE public_id = %(attempt)s AND user_id = %(user)s AND state = %(in_progress)s
 ), so_far AS (
-    SELECT count(*) AS answered, max(answered_at) AS last_answered_at
+    SELECT count(*) AS answered, count(*) FILTER (WHERE is_correct) AS correct,
+        max(answered_at) AS last_answered_at
     FROM assessments_response
     WHERE attempt_id = (SELECT id FROM attempt)
 ), chosen AS (
@@ -199,34 +200,46 @@ WITH attempt AS (
     FROM attempt, so_far, chosen
     WHERE chosen.version_id = attempt.quiz_version_id
         AND chosen.position = so_far.answered + 1
-        AND chosen.position < attempt.max_score
+        AND (chosen.position < attempt.max_score OR %(finishing)s)
     RETURNING question_id
 )
-SELECT chosen.position FROM inserted JOIN chosen USING (question_id)
+SELECT chosen.position, attempt.id, attempt.placement_id,
+    so_far.correct + chosen.is_correct::integer
+FROM inserted JOIN chosen USING (question_id), attempt, so_far
 """
 
 
 def _record_next_answer(
-    user_id: int, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+    user: AbstractBaseUser, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
 ) -> Answered | None:
+    finishing = is_last_question(question_pk)
     parameters = {
         "attempt": attempt_public_id,
-        "user": user_id,
+        "user": user.pk,
         "in_progress": AttemptState.IN_PROGRESS.value,
         "option": option_pk,
         "question": question_pk,
         "now": now,
+        "finishing": finishing,
     }
-    # On its own the statement is its own transaction (no BEGIN and COMMIT round trips);
-    # inside a caller's transaction a savepoint keeps that transaction usable after a race.
-    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    # Any answer but the last is a transaction on its own (no BEGIN and COMMIT round trips);
+    # the last shares one with finishing the attempt. Inside a caller's transaction a
+    # savepoint keeps that transaction usable after a race.
+    guard = transaction.atomic() if finishing or connection.in_atomic_block else nullcontext()
     try:
-        with guard, connection.cursor() as cursor:
-            cursor.execute(_NEXT_ANSWER_SQL, parameters)
-            row = cursor.fetchone()
+        with guard:
+            with connection.cursor() as cursor:
+                cursor.execute(_NEXT_ANSWER_SQL, parameters)
+                row = cursor.fetchone()
+            if row is None:
+                return None
+            position, attempt_id, placement_id, score = row
+            if finishing:
+                placement = ResourceLink.objects.select_related("quiz").get(pk=placement_id)
+                _finish_attempt(attempt_id, user=user, placement=placement, score=score, now=now)
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
-    return Answered(position=row[0]) if row else None
+    return Answered(position=position)
 
 
 @transaction.atomic
@@ -235,10 +248,9 @@ def _record_answer_checked(
 ) -> Answered:
     attempt = (
         Attempt.objects.select_for_update(of=("self",))
-        .select_related("placement__quiz__current_version")
+        .select_related("placement__quiz")
         .get(public_id=attempt_public_id, user=user)
     )
-    attempt.user = user
     if attempt.is_finished:
         raise AnswerConflict(_("This attempt is finished; its answers can no longer change."))
     # The option with its question, in one query; the error path says which one is wrong.
@@ -279,17 +291,19 @@ def _record_answer_checked(
         seconds_spent=max(0, round((now - (so_far["last"] or attempt.started_at)).total_seconds())),
     )
     if answered + 1 == attempt.max_score:
-        _finish_attempt(attempt, score=so_far["correct"] + option.is_correct, now=now)
+        score = so_far["correct"] + option.is_correct
+        _finish_attempt(attempt.pk, user=user, placement=attempt.placement, score=score, now=now)
     return Answered(position=question.position)
 
 
-def _finish_attempt(attempt: Attempt, *, score: int, now: datetime) -> None:
-    attempt.score = score
-    attempt.state = AttemptState.FINISHED
-    attempt.finished_at = now
-    attempt.save(update_fields=["score", "state", "finished_at"])
-    mark_counted_attempts(user=attempt.user, placement=attempt.placement)
-    refresh_grade(user=attempt.user, placement=attempt.placement)
+def _finish_attempt(
+    attempt_id: int, *, user: AbstractBaseUser, placement: ResourceLink, score: int, now: datetime
+) -> None:
+    Attempt.objects.filter(pk=attempt_id).update(
+        score=score, state=AttemptState.FINISHED, finished_at=now
+    )
+    mark_counted_attempts(user=user, placement=placement)
+    refresh_grade(user=user, placement=placement)
 
 
 def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:

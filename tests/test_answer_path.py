@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from assessments import selectors, services
 from assessments.errors import AnswerConflict
-from assessments.models import Attempt, AttemptState, Response
+from assessments.models import Attempt, AttemptState
 from lti.services import enrol_demo_member
 
 from .conftest import launched_client
@@ -40,29 +40,62 @@ def test_an_answer_that_does_not_finish_the_attempt_is_one_statement(learner_cli
 
 
 @pytest.mark.django_db
-def test_the_statement_and_the_checked_path_record_the_same_answer(placement):
+def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
+    """A whole attempt through each path: the same answers, the same finished attempt, the
+    same grade (the statement finishes the attempt in the last answer's transaction)."""
     now = timezone.now()
-    recorded = []
+    outcomes = []
     for record in (services._record_next_answer, services._record_answer_checked):
         user = enrol_demo_member().user
         attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
         Attempt.objects.filter(pk=attempt.pk).update(started_at=now - timedelta(seconds=90.4))
-        for position in (1, 2):
-            question = attempt.quiz_version.questions.get(position=position)
-            option = question.options.order_by("-is_correct", "position").first()
-            answered_at = now + timedelta(seconds=position * 30)
-            user_or_id = user.pk if record is services._record_next_answer else user
-            answered = record(user_or_id, attempt.public_id, question.pk, option.pk, answered_at)
-            assert answered == services.Answered(position=position)
-        recorded.append(
-            list(
-                attempt.responses.order_by("question__position").values_list(
-                    "question_id", "option_id", "is_correct", "answered_at", "seconds_spent"
-                )
-            )
+        for question in attempt.quiz_version.questions.order_by("position"):
+            option = question.options.filter(is_correct=question.position % 3 == 0).first()
+            answered_at = now + timedelta(seconds=question.position * 30)
+            answered = record(user, attempt.public_id, question.pk, option.pk, answered_at)
+            assert answered == services.Answered(position=question.position)
+        attempt.refresh_from_db()
+        grade = user.quiz_grades.get(placement=placement)
+        outcomes.append(
+            {
+                "responses": list(
+                    attempt.responses.order_by("question__position").values_list(
+                        "question_id", "option_id", "is_correct", "answered_at", "seconds_spent"
+                    )
+                ),
+                "attempt": (attempt.state, attempt.score, attempt.finished_at),
+                "flags": (attempt.is_last_finished, attempt.is_highest),
+                "grade": (grade.score_given, grade.score_maximum, grade.attempt_count),
+            }
         )
-    assert recorded[0] == recorded[1]
-    assert [row[4] for row in recorded[0]] == [120, 30]  # 90.4 s + 30 s, then 30 s
+    assert outcomes[0] == outcomes[1]
+    assert [row[4] for row in outcomes[0]["responses"]] == [120] + [30] * 7  # 90.4 s + 30 s
+    assert outcomes[0]["attempt"] == (AttemptState.FINISHED, 2, now + timedelta(seconds=240))
+    assert outcomes[0]["flags"] == (True, True)
+
+
+@pytest.mark.django_db
+def test_the_last_answer_is_the_statement_and_the_finish_in_one_transaction(learner, placement):
+    attempt = services.start_or_resume_attempt(user=learner, placement=placement, language="en")
+    questions = list(attempt.quiz_version.questions.order_by("position"))
+    for question in questions:
+        option = question.options.first()
+        with CaptureQueriesContext(connection) as queries:
+            services.submit_answer(
+                user=learner,
+                attempt_public_id=attempt.public_id,
+                question_id=question.pk,
+                option_id=option.pk,
+            )
+    statements = [query["sql"].lstrip() for query in queries.captured_queries]
+    # (the test runs in a transaction: savepoints stand for BEGIN and COMMIT)
+    work = [sql for sql in statements if not sql.startswith(("SAVEPOINT", "RELEASE"))]
+    assert work[0].startswith("WITH")
+    assert work[2].startswith('UPDATE "assessments_attempt" SET "score" = ')
+    locks = [sql for sql in work if "FOR UPDATE" in sql]  # the checked path locks the attempt
+    assert locks and all('FROM "assessments_grade"' in sql for sql in locks)
+    attempt.refresh_from_db()
+    assert attempt.is_finished and attempt.finished_at is not None
 
 
 @pytest.mark.django_db
@@ -82,16 +115,20 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_answers_racing_for_one_question_record_one(quiz):
-    """The first answer holds its row uncommitted; the second statement waits on the unique
-    index, fails when the first commits, and the checked path says it was answered."""
+@pytest.mark.parametrize(
+    ("position", "refusal"),
+    [(1, "already answered"), (8, "This attempt is finished")],
+)
+def test_two_answers_racing_for_one_question_record_one(quiz, position, refusal):
+    """The first answer holds its row (for the last question, the finished attempt too)
+    uncommitted; the second statement waits on the unique index, fails when the first
+    commits, and the checked path says why."""
     membership = enrol_demo_member()
     user, placement = membership.user, membership.context.resource_links.get()
     attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
-    question = attempt.quiz_version.questions.get(position=1)
-    first, second = question.options.order_by("position")[:2]
+    questions = list(attempt.quiz_version.questions.order_by("position"))
 
-    def answer(option) -> services.Answered:
+    def answer(question, option) -> services.Answered:
         return services.submit_answer(
             user=user,
             attempt_public_id=attempt.public_id,
@@ -99,11 +136,17 @@ def test_two_answers_racing_for_one_question_record_one(quiz):
             option_id=option.pk,
         )
 
-    committed = hold_uncommitted(lambda: answer(first))
-    with pytest.raises(AnswerConflict, match="already answered"):
-        answer(second)
+    for earlier in questions[: position - 1]:
+        answer(earlier, earlier.options.first())
+    question = questions[position - 1]
+    first, second = question.options.order_by("position")[:2]
+    committed = hold_uncommitted(lambda: answer(question, first))
+    with pytest.raises(AnswerConflict, match=refusal):
+        answer(question, second)
     committed()
-    assert list(Response.objects.values_list("option_id", flat=True)) == [first.pk]
+    assert attempt.responses.get(question=question).option_id == first.pk
+    assert attempt.responses.count() == position
+    assert user.quiz_grades.filter(placement=placement).count() == (position == 8)
 
 
 @pytest.mark.django_db
