@@ -35,8 +35,16 @@ class OptionInline(admin.TabularInline):
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    """Wording can be corrected here; a version's questions, their order and their options
+    never change (attempts, grades and the per-process version layout rely on it: an edited
+    quiz file becomes a new version)."""
+
     list_display = ["version", "position", "key"]
+    readonly_fields = ["version", "position", "key", "source_language"]
     inlines = [OptionInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 class ResponseInline(admin.TabularInline):

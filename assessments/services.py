@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -174,14 +175,17 @@ def submit_answer(
 
 # The next answer as one statement: the attempt is the user's and in progress, the option
 # is of that question in the attempt's version, and the question is the next one (the last
-# only when the caller finishes the attempt in the same transaction). Two answers racing
-# for the same question meet on response_one_per_question. Anything else inserts nothing,
-# and the checked path says what is wrong (or, after a race, records the answer afresh).
+# only when the caller finishes the attempt in the same transaction). It locks the attempt
+# first, as the checked path does. Two answers racing for the same question meet on
+# response_one_per_question. Anything else inserts nothing, and the checked path says
+# what is wrong (or, after a race, records the answer afresh). Seconds round half up, in
+# both paths.
 _NEXT_ANSWER_SQL = """
 WITH attempt AS (
     SELECT id, placement_id, quiz_version_id, max_score, started_at
     FROM assessments_attempt
     WHERE public_id = %(attempt)s AND user_id = %(user)s AND state = %(in_progress)s
+    FOR UPDATE
 ), so_far AS (
     SELECT count(*) AS answered, count(*) FILTER (WHERE is_correct) AS correct,
         max(answered_at) AS last_answered_at
@@ -200,10 +204,11 @@ WITH attempt AS (
     FROM attempt, so_far, chosen
     WHERE chosen.version_id = attempt.quiz_version_id
         AND chosen.position = so_far.answered + 1
-        AND (chosen.position < attempt.max_score OR %(finishing)s)
+        AND (chosen.position < attempt.max_score
+            OR (%(finishing)s AND chosen.position = attempt.max_score))
     RETURNING question_id
 )
-SELECT chosen.position, attempt.id, attempt.placement_id,
+SELECT chosen.position, chosen.position = attempt.max_score, attempt.id, attempt.placement_id,
     so_far.correct + chosen.is_correct::integer
 FROM inserted JOIN chosen USING (question_id), attempt, so_far
 """
@@ -233,8 +238,8 @@ def _record_next_answer(
                 row = cursor.fetchone()
             if row is None:
                 return None
-            position, attempt_id, placement_id, score = row
-            if finishing:
+            position, finishes, attempt_id, placement_id, score = row
+            if finishes:
                 placement = ResourceLink.objects.select_related("quiz").get(pk=placement_id)
                 _finish_attempt(attempt_id, user=user, placement=placement, score=score, now=now)
     except IntegrityError:
@@ -288,7 +293,9 @@ def _record_answer_checked(
         option=option,
         is_correct=option.is_correct,
         answered_at=now,
-        seconds_spent=max(0, round((now - (so_far["last"] or attempt.started_at)).total_seconds())),
+        seconds_spent=max(
+            0, math.floor((now - (so_far["last"] or attempt.started_at)).total_seconds() + 0.5)
+        ),
     )
     if answered + 1 == attempt.max_score:
         score = so_far["correct"] + option.is_correct
@@ -306,14 +313,19 @@ def _finish_attempt(
     refresh_grade(user=user, placement=placement)
 
 
+@transaction.atomic(savepoint=False)  # the locks need a transaction; the caller's if any
 def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:
     """Flag the student's last and highest-scoring finished attempts on the placement,
-    writing only the rows whose flags change."""
-    finished = list(
-        Attempt.objects.filter(
-            user=user, placement=placement, state=AttemptState.FINISHED
-        ).values_list("pk", "number", "score", "is_last_finished", "is_highest")
-    )
+    writing only the rows whose flags change. The student's attempts there are locked
+    first, so a finish and a regrade of the same student take turns."""
+    rows = Attempt.objects.filter(user=user, placement=placement).select_for_update()
+    finished = [
+        row[1:]
+        for row in rows.values_list(
+            "state", "pk", "number", "score", "is_last_finished", "is_highest"
+        )
+        if row[0] == AttemptState.FINISHED
+    ]
     if not finished:
         return
     last = max(finished, key=lambda row: row[1])[0]

@@ -154,8 +154,12 @@ else:
     }
 
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-# Django's ModelBackend with the per-request user lookup served from the cache.
-AUTHENTICATION_BACKENDS = ["lti.backends.CachedUserBackend"]
+# Django's ModelBackend with the per-request user lookup served from the cache. The plain
+# ModelBackend stays listed so that sessions signed in through it remain valid.
+AUTHENTICATION_BACKENDS = [
+    "lti.backends.CachedUserBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", str(14 * 24 * 3600)))
 
 # --- Celery ---------------------------------------------------------------------

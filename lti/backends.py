@@ -2,13 +2,16 @@
 
 Every page of a launched session loads its user; for a quiz answer that lookup was as
 costly as recording the answer. The entry is dropped whenever the user is saved or
-deleted (a launch updating the name, an administrator deactivating the account) and
-expires after ``USER_CACHE_SECONDS`` in any case, which bounds what a bulk update that
-sends no signal can leave behind.
+deleted (a launch updating the name, an administrator deactivating the account), once at
+once and again when the change commits, so that a request reading the old row in between
+cannot keep it; entries expire after ``USER_CACHE_SECONDS`` in any case, which bounds what
+a bulk update that sends no signal can leave behind. Without the cache (Redis down) the
+user comes from the database, as with Django's ModelBackend.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -16,14 +19,20 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+
+logger = logging.getLogger(__name__)
 
 USER_CACHE_SECONDS = 300
 
 
 def _cache_key(user_id: Any) -> str:
-    return f"auth-user:{user_id}"
+    # The database's name and host are part of the key: ids repeat across databases, and
+    # two deployments may share one Redis.
+    database = connections[DEFAULT_DB_ALIAS].settings_dict
+    return f"auth-user:{database['HOST']}:{database['NAME']}:{user_id}"
 
 
 class CachedUserBackend(ModelBackend):
@@ -32,17 +41,30 @@ class CachedUserBackend(ModelBackend):
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)
-        user = cache.get(key)
+        try:
+            user = cache.get(key)
+        except Exception:  # noqa: BLE001 (any cache failure: read the database instead)
+            logger.warning("user cache unavailable; reading the user from the database")
+            return super().get_user(user_id)
         if user is None:
             user_model = get_user_model()
             try:
                 user = user_model._default_manager.get(pk=user_id)
             except user_model.DoesNotExist:
                 return None
-            cache.set(key, user, USER_CACHE_SECONDS)
+            _cache_quietly(cache.set, key, user, USER_CACHE_SECONDS)
         return user if self.user_can_authenticate(user) else None
+
+
+def _cache_quietly(operation: Any, *args: Any) -> None:
+    try:
+        operation(*args)
+    except Exception:  # noqa: BLE001 (the entry expires by itself; the request goes on)
+        logger.warning("user cache unavailable for %s", operation.__name__)
 
 
 @receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
 def _forget_cached_user(instance: AbstractBaseUser, **kwargs: Any) -> None:
-    cache.delete(_cache_key(instance.pk))
+    key = _cache_key(instance.pk)
+    _cache_quietly(cache.delete, key)
+    transaction.on_commit(lambda: _cache_quietly(cache.delete, key))
