@@ -47,39 +47,44 @@ TASK_SECONDS = Histogram(
 )
 
 
+def _counts_by(
+    name: str, documentation: str, queryset, field: str, values: tuple[str, ...]
+) -> GaugeMetricFamily:
+    """A gauge of how many rows of the queryset have each of the values in ``field``."""
+    gauge = GaugeMetricFamily(name, documentation, labels=[field])
+    counts = dict(
+        queryset.filter(**{f"{field}__in": values})
+        .values(field)
+        .annotate(n=Count("pk"))
+        .order_by()
+        .values_list(field, "n")
+    )
+    for value in values:
+        gauge.add_metric([value], counts.get(value, 0))
+    return gauge
+
+
 class BacklogCollector:
     """Read at scrape time: what waits in the outbox and in the lab queue."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from gradesync.models import GradeSync
-        from labs.models import LabRun
+        from gradesync.models import GradeSync, SyncState
+        from labs.models import LabRun, RunStatus
 
-        sync = GaugeMetricFamily(
-            "gcquiz_gradesync_backlog", "Grade deliveries not yet synced.", labels=["state"]
+        yield _counts_by(
+            "gcquiz_gradesync_backlog",
+            "Grade deliveries not yet synced.",
+            GradeSync.objects.all(),
+            "state",
+            (SyncState.PENDING, SyncState.FAILED),
         )
-        counts = dict(
-            GradeSync.objects.exclude(state="synced")
-            .values("state")
-            .annotate(n=Count("pk"))
-            .order_by()
-            .values_list("state", "n")
+        yield _counts_by(
+            "gcquiz_lab_queue_depth",
+            "Lab runs waiting or running.",
+            LabRun.objects.all(),
+            "status",
+            (RunStatus.QUEUED, RunStatus.RUNNING),
         )
-        for state in ("pending", "failed"):
-            sync.add_metric([state], counts.get(state, 0))
-        yield sync
-        queue = GaugeMetricFamily(
-            "gcquiz_lab_queue_depth", "Lab runs waiting or running.", labels=["status"]
-        )
-        runs = dict(
-            LabRun.objects.filter(status__in=["queued", "running"])
-            .values("status")
-            .annotate(n=Count("pk"))
-            .order_by()
-            .values_list("status", "n")
-        )
-        for status in ("queued", "running"):
-            queue.add_metric([status], runs.get(status, 0))
-        yield queue
 
     def describe(self) -> list:
         return []
