@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import random
 import secrets
-from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -16,7 +15,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from assessments.models import Attempt, AttemptState, Grade, GradingMethod, Response
+from assessments.models import Attempt, AttemptState, Grade, Response
+from assessments.selectors import attempt_policy
+from assessments.services import grade_fraction
 from lti.models import Membership, ResourceLink, Role
 
 BATCH = 5000
@@ -156,19 +157,25 @@ def generate_demo_data(
             )
             previous = moment
     Response.objects.bulk_create(responses, batch_size=BATCH)
-    tries = Counter(attempt.user_id for attempt in attempts)
+    method = attempt_policy(placement).grading_method
+    maximum = Decimal(len(questions))
+    tries: dict[int, list[Attempt]] = {}
+    for attempt in attempts:  # in order of number per student
+        tries.setdefault(attempt.user_id, []).append(attempt)
     Grade.objects.bulk_create(
         [
             Grade(
                 user_id=user_id,
                 placement=placement,
-                score_given=Decimal(attempt.score),
-                score_maximum=Decimal(len(questions)),
-                grading_method=GradingMethod.HIGHEST,
-                attempt_count=tries[user_id],
-                updated_at=attempt.finished_at,
+                score_given=(
+                    grade_fraction(method, [Decimal(a.score) / maximum for a in finished]) * maximum
+                ).quantize(Decimal("0.001")),
+                score_maximum=maximum,
+                grading_method=method,
+                attempt_count=len(finished),
+                updated_at=finished[-1].finished_at,
             )
-            for user_id, attempt in highest.items()
+            for user_id, finished in tries.items()
         ],
         batch_size=BATCH,
     )

@@ -342,7 +342,9 @@ def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) ->
         )
 
 
-def _grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
+def grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
+    """The grade, as a fraction of the maximum, from the fractions of each finished attempt
+    in order, by the grading method."""
     if method == GradingMethod.FIRST:
         return fractions_by_number[0]
     if method == GradingMethod.LAST:
@@ -396,7 +398,7 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     return set_placement_grade(
         user=user,
         placement=placement,
-        fraction=_grade_fraction(method, fractions),
+        fraction=grade_fraction(method, fractions),
         score_maximum=Decimal(version_layout(quiz.current_version_id).question_count),
         grading_method=method,
         counted=len(finished),

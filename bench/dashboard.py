@@ -55,7 +55,6 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.test import Client
     from django.test.utils import setup_test_environment
 
     from analytics.demo_data import generate_demo_data
@@ -72,14 +71,9 @@ def main() -> None:
     generated = time.perf_counter() - started
     subprocess.run(["psql", url, "-q", "-c", "VACUUM ANALYZE"], check=True)
 
-    from lti.access import SESSION_KEY
+    from tests.quiz_helpers import launched_client
 
-    staff = enrol_demo_member(Role.STAFF)
-    client = Client()
-    client.force_login(staff.user)
-    session = client.session
-    session[SESSION_KEY] = {str(staff.context_id): staff.role}
-    session.save()
+    client = launched_client(enrol_demo_member(Role.STAFF))
 
     print(
         f"{made.students} students, {made.attempts} attempts, "

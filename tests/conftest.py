@@ -10,9 +10,10 @@ from django.test import Client
 from assessments.content import SEED_QUIZ_FILE, read_quiz_file
 from assessments.models import Quiz
 from assessments.services import load_quiz
-from lti.access import SESSION_KEY
 from lti.models import Membership, ResourceLink, Role
 from lti.services import enrol_demo_member
+
+from .quiz_helpers import launched_client
 
 # One cache namespace per test process and run (inherited by the workers and servers the
 # tests start): each xdist process has a database of its own where ids repeat, and the
@@ -29,16 +30,6 @@ def seed_content():
 @pytest.fixture
 def quiz(db, seed_content) -> Quiz:
     return load_quiz(seed_content).quiz
-
-
-def launched_client(membership: Membership) -> Client:
-    """A browser session as a launch into the membership's course leaves it."""
-    client = Client()
-    client.force_login(membership.user)
-    session = client.session
-    session[SESSION_KEY] = {str(membership.context_id): membership.role}
-    session.save()
-    return client
 
 
 @pytest.fixture

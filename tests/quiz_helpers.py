@@ -9,6 +9,19 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Attempt, Option, Question
+from lti.access import SESSION_KEY
+from lti.models import Membership
+
+
+def launched_client(membership: Membership) -> Client:
+    """A browser session as a launch into the membership's course leaves it."""
+    client = Client()
+    client.force_login(membership.user)
+    session = client.session
+    session[SESSION_KEY] = {str(membership.context_id): membership.role}
+    session.save()
+    return client
+
 
 QUESTION_ID = re.compile(r'name="question" value="(\d+)"')
 OPTION_IDS = re.compile(r'name="option" value="(\d+)"')

@@ -23,9 +23,9 @@ from gradesync.models import GradeSync, SyncState
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, Role
 
-from .conftest import launched_client
 from .gradebook import finish_attempt, graded_placement, student
 from .labs_helpers import small_lab
+from .quiz_helpers import launched_client
 from .test_analytics_statistics import compute
 
 # (correct answers on the first attempt, on a second attempt or None)

@@ -19,8 +19,7 @@ from lti.backends import CachedUserBackend
 from lti.services import enrol_demo_member
 from ops.cache import RedisCache
 
-from .conftest import launched_client
-from .quiz_helpers import current_form, start
+from .quiz_helpers import current_form, launched_client, start
 from .threads import hold_uncommitted
 
 

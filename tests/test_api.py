@@ -12,9 +12,9 @@ from assessments.models import Attempt, Grade, GradeOverride, Option, Regrade
 from gradesync.models import GradeSync
 from lti.models import Membership, Role
 
-from .conftest import launched_client
 from .gradebook import finish_attempt, graded_placement, student
 from .labs_helpers import lab_placement, small_lab
+from .quiz_helpers import launched_client
 
 pytestmark = pytest.mark.django_db
 
@@ -170,7 +170,8 @@ def test_responses_placements_and_roster_are_scoped(world, persona):
         {world.b.pk, world.lab_b.pk} if persona == "other_staff" else {world.a.pk, world.lab_a.pk}
     )
     types = {row["id"]: row["activity_type"] for row in placements.json()["results"]}
-    assert types.get(world.lab_a.pk, "lab") == "lab" and types.get(world.a.pk, "quiz") == "quiz"
+    labs = {world.lab_a.pk, world.lab_b.pk}
+    assert types == {pk: "lab" if pk in labs else "quiz" for pk in placement_ids}
     members = {row["user"]["id"] for row in roster.json()["results"]}
     assert (
         members

@@ -9,8 +9,7 @@ from django.urls import reverse
 from assessments.models import Attempt, Grade, Option, Question, Response
 from lti.services import enrol_demo_member
 
-from .conftest import launched_client
-from .quiz_helpers import current_form, start
+from .quiz_helpers import current_form, launched_client, start
 
 pytestmark = pytest.mark.django_db
 

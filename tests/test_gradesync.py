@@ -12,8 +12,8 @@ from gradesync import services
 from gradesync.models import GradeSync, SyncState
 from lti import claims as c
 
-from .conftest import launched_client
 from .gradebook import finish_attempt, graded_placement, student
+from .quiz_helpers import launched_client
 
 pytestmark = pytest.mark.django_db
 

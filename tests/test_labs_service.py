@@ -20,9 +20,9 @@ from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Role
 from lti.services import enrol_demo_member
 
-from .conftest import launched_client
 from .gradebook import graded_placement, student
 from .labs_helpers import lab_placement, small_lab
+from .quiz_helpers import launched_client
 
 SQRT = {"kind": "sqrt"}
 

@@ -14,8 +14,8 @@ from lti.models import Role
 from lti.services import enrol_demo_member
 from ops.logs import JsonFormatter, RequestIdFilter
 
-from .conftest import launched_client
 from .labs_helpers import lab_placement, small_lab
+from .quiz_helpers import launched_client
 from .test_labs_worker import kill_session, start_gpu_worker
 from .workers import PrivateRedis, send_through, wait_until
 

@@ -10,8 +10,7 @@ from django.utils.html import escape
 
 from assessments.models import Attempt, AttemptState, Grade, GradingMethod, Response
 
-from .conftest import launched_client
-from .quiz_helpers import answer_all, current_form, start
+from .quiz_helpers import answer_all, current_form, launched_client, start
 
 pytestmark = pytest.mark.django_db
 
