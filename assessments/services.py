@@ -385,7 +385,6 @@ def _locked_grade(
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
     """Recompute the student's grade on the placement from their finished attempts. A
     changed grade is queued for the LMS gradebook in the same transaction."""
-    quiz = placement.quiz
     method = attempt_policy(placement).grading_method
     finished = list(
         Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
@@ -399,7 +398,7 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
         user=user,
         placement=placement,
         fraction=grade_fraction(method, fractions),
-        score_maximum=Decimal(version_layout(quiz.current_version_id).question_count),
+        score_maximum=placement_score_maximum(placement),
         grading_method=method,
         counted=len(finished),
     )

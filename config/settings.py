@@ -376,5 +376,5 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# /metrics (Prometheus): a bearer token when set; without one, only this host may read it.
+# /metrics (Prometheus): a bearer token when set; without one it is off (except with DEBUG).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

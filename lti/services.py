@@ -94,7 +94,8 @@ def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
     return user
 
 
-def _update_fields(instance, values: dict[str, str]) -> None:
+def _update_fields(instance, values: dict) -> None:
+    """Set and save only the fields whose values differ (a launch repeats what it sent)."""
     changed = [name for name, value in values.items() if getattr(instance, name) != value]
     for name in changed:
         setattr(instance, name, values[name])
@@ -114,11 +115,7 @@ def _context(message: LaunchMessage) -> Context:
         "label": _text(claim.get("label"), 255),
         "nrps_url": _text(message.claim(c.NRPS).get("context_memberships_url"), 500),
     }
-    changed = [name for name, value in updates.items() if value and getattr(context, name) != value]
-    if changed:
-        for name in changed:
-            setattr(context, name, updates[name])
-        context.save(update_fields=changed)
+    _update_fields(context, {name: value for name, value in updates.items() if value})
     return context
 
 
@@ -178,11 +175,7 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
 
             schedule_from_custom(placement, custom)
         return placement
-    changed = [name for name, value in ags.items() if getattr(placement, name) != value]
-    if changed:
-        for name in changed:
-            setattr(placement, name, ags[name])
-        placement.save(update_fields=changed)
+    _update_fields(placement, ags)
     return placement
 
 
@@ -191,18 +184,17 @@ def record_launch(message: LaunchMessage) -> LaunchResult:
     """Provision the user, course, membership and (for resource links) the placement."""
     user = _provision_user(message)
     context = _context(message)
-    membership = Membership.objects.filter(context=context, user=user).first()
     wanted = {
         "role": course_role(message.roles),
         "roles": message.roles,
         "is_active": True,
         "has_launched": True,
     }
-    if membership is None:
-        membership, _ = Membership.objects.get_or_create(
-            context=context, user=user, defaults=wanted
-        )
-    _update_fields(membership, wanted)
+    membership, created = Membership.objects.get_or_create(
+        context=context, user=user, defaults=wanted
+    )
+    if not created:
+        _update_fields(membership, wanted)
     placement = None if message.is_deep_linking else _placement(message, context)
     return LaunchResult(user=user, membership=membership, placement=placement)
 

@@ -19,7 +19,6 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         current = new_request_id(request.headers.get(REQUEST_ID_HEADER))
-        request.request_id = current
         token = request_id.set(current)
         try:
             response = self.get_response(request)
