@@ -51,7 +51,7 @@ def lab_policy(placement: ResourceLink) -> LabRules:
 
 def submission_window(rules: LabRules, now: datetime) -> str:
     """``not_open``, ``open``, ``late`` (past due, late runs accepted) or ``closed``;
-    labs.services.submit_run enforces the same rules."""
+    labs.services.submit_run refuses runs by it."""
     if rules.opens_at and now < rules.opens_at:
         return "not_open"
     if rules.closes_at and now >= rules.closes_at:

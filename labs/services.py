@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -26,7 +26,7 @@ from .errors import InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
 from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade_fraction
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy
-from .selectors import LabRules, lab_policy
+from .selectors import LabRules, lab_policy, runs_left, submission_window
 
 logger = logging.getLogger(__name__)
 
@@ -156,24 +156,27 @@ def submit_run(
     except PolicyError as error:
         raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
     rules = lab_policy(placement)
-    if rules.opens_at and now < rules.opens_at:
+    window = submission_window(rules, now)
+    if window == "not_open":
         raise LabNotOpen(_("This lab is not open yet."))
-    if rules.closes_at and now >= rules.closes_at:
-        raise LabNotOpen(_("This lab is closed."))
-    is_late = bool(rules.due_at and now > rules.due_at)
-    if is_late and rules.late_policy == LatePolicy.REFUSE:
-        raise LabNotOpen(_("This lab was due; it accepts no late runs."))
+    if window == "closed":
+        past_closing = rules.closes_at and now >= rules.closes_at
+        raise LabNotOpen(
+            _("This lab is closed.")
+            if past_closing
+            else _("This lab was due; it accepts no late runs.")
+        )
+    is_late = window == "late"
     with transaction.atomic():
         # One student's submissions are serialised on their earlier runs' rows.
-        mine = LabRun.objects.select_for_update().filter(placement=placement, user=user)
-        counted = [run for run in mine if run.status != RunStatus.INFRASTRUCTURE_FAILED]
-        if any(run.status in (RunStatus.QUEUED, RunStatus.RUNNING) for run in counted):
+        mine = list(LabRun.objects.select_for_update().filter(placement=placement, user=user))
+        if any(run.status in (RunStatus.QUEUED, RunStatus.RUNNING) for run in mine):
             raise RunPending(_("Your previous run has not finished yet; wait for its result."))
-        if rules.max_runs and len(counted) >= rules.max_runs:
+        if runs_left(rules, mine) == 0:
             raise LabNotOpen(
                 _("You have used all %(count)d runs of this lab.") % {"count": rules.max_runs}
             )
-        number = (mine.aggregate(Max("number"))["number__max"] or 0) + 1
+        number = max((run.number for run in mine), default=0) + 1
         try:
             with transaction.atomic():
                 run = LabRun.objects.create(

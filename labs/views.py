@@ -106,10 +106,8 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
     result = run.result or {}
     context = {
         "run": run,
-        "lab": run.placement.lab,
         "title": localized(run.placement.lab.title, get_language()),
         "queue_position": selectors.queue_position(run),
-        "result": result,
         "report": selectors.run_report(run),
         "chart": selectors.run_chart(result, _chart_labels()) if result else None,
         "is_pending": run.status in ("queued", "running"),

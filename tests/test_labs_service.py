@@ -76,9 +76,9 @@ def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fak
     assert GradeSync.objects.count() == 1
 
 
-def test_a_policy_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed, course):
+def test_a_run_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed, course):
     learner, _ = course
-    # Valid JSON for the form, but the lab's model is broken: the runner refuses it.
+    # A valid policy, but the lab's model is broken: the runner refuses the run (exit 2).
     placed.lab.blocks = 0
     placed.lab.save()
     run = LabRun.objects.create(

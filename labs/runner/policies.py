@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -61,15 +61,6 @@ class Plan:
     segments: tuple[Segment, ...]
     save_ops: frozenset[str] | None = None
     preserve_rng_state: bool = True
-    source: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    @property
-    def is_single_level(self) -> bool:
-        return self.save_ops is None and not any(s.children for s in self.segments)
-
-    @property
-    def checkpointed_blocks(self) -> int:
-        return sum(s.length for s in self.segments if s.checkpoint)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -203,4 +194,4 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
             raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
         save_ops = frozenset(save)
         segments = uniform_segments(blocks, 1)
-    return Plan(kind, segments, save_ops, preserve, dict(raw))
+    return Plan(kind, segments, save_ops, preserve)

@@ -155,6 +155,8 @@ def run_lab(
     baseline = measure_step(blocks, baseline_plan, batch, seed=spec.seed, repeats=repeats)
     try:
         figures = measure_step(blocks, plan, batch, seed=spec.seed, repeats=repeats)
+    except torch.OutOfMemoryError:
+        raise  # the device's memory, which other work shares: not the student's to fix
     except RuntimeError as error:
         # The same model ran without checkpointing, so the policy is what failed.
         raise PolicyError(f"the policy failed while running: {error}") from error
