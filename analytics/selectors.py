@@ -36,7 +36,7 @@ NOT_ATTEMPTED_SHOWN = 50
 @dataclass(frozen=True)
 class AttemptFilter:
     """Which finished attempts count: every one, or each student's first (number 1), last
-    or highest (as assessments.services.mark_counted_attempts keeps them), finished within
+    or highest (as assessments.services.refresh_grade keeps them), finished within
     [finished_after, finished_before)."""
 
     counting: str = "all"

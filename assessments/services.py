@@ -309,30 +309,31 @@ def _finish_attempt(
     Attempt.objects.filter(pk=attempt_id).update(
         score=score, state=AttemptState.FINISHED, finished_at=now
     )
-    mark_counted_attempts(user=user, placement=placement)
     refresh_grade(user=user, placement=placement)
 
 
-@transaction.atomic(savepoint=False)  # the locks need a transaction; the caller's if any
-def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) -> None:
+def _mark_counted_attempts(
+    user: AbstractBaseUser, placement: ResourceLink
+) -> list[tuple[int, int]]:
     """Flag the student's last and highest-scoring finished attempts on the placement,
-    writing only the rows whose flags change. The student's attempts there are locked
-    first, so a finish and a regrade of the same student take turns."""
+    writing only the rows whose flags change; the finished attempts' (score, max_score) in
+    order. The student's attempts there are locked first, so a finish and a regrade of the
+    same student take turns."""
     rows = Attempt.objects.filter(user=user, placement=placement).select_for_update()
-    finished = [
+    finished = sorted(
         row[1:]
         for row in rows.values_list(
-            "state", "pk", "number", "score", "is_last_finished", "is_highest"
+            "state", "number", "pk", "score", "max_score", "is_last_finished", "is_highest"
         )
         if row[0] == AttemptState.FINISHED
-    ]
+    )
     if not finished:
-        return
-    last = max(finished, key=lambda row: row[1])[0]
-    highest = max(finished, key=lambda row: (row[2], -row[1]))[0]
+        return []
+    last = finished[-1][1]
+    highest = max(finished, key=lambda row: (row[2], -row[0]))[1]
     changed = [
         pk
-        for pk, _number, _score, is_last, is_highest in finished
+        for _number, pk, _score, _maximum, is_last, is_highest in finished
         if is_last != (pk == last) or is_highest != (pk == highest)
     ]
     if changed:
@@ -340,6 +341,7 @@ def mark_counted_attempts(*, user: AbstractBaseUser, placement: ResourceLink) ->
             is_last_finished=Case(When(pk=last, then=True), default=False),
             is_highest=Case(When(pk=highest, then=True), default=False),
         )
+    return [(score, maximum) for _number, _pk, score, maximum, _last, _highest in finished]
 
 
 def grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
@@ -383,14 +385,11 @@ def _locked_grade(
 # retried on its own); a transaction of its own otherwise.
 @transaction.atomic(savepoint=False)
 def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
-    """Recompute the student's grade on the placement from their finished attempts. A
-    changed grade is queued for the LMS gradebook in the same transaction."""
+    """Recompute which of the student's finished attempts on the placement count (the last,
+    the highest) and their grade there. A changed grade is queued for the LMS gradebook in
+    the same transaction."""
     method = attempt_policy(placement).grading_method
-    finished = list(
-        Attempt.objects.filter(user=user, placement=placement, state=AttemptState.FINISHED)
-        .order_by("number")
-        .values_list("score", "max_score")
-    )
+    finished = _mark_counted_attempts(user, placement)
     if not finished:
         return None
     fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
@@ -516,7 +515,6 @@ def regrade_placement(*, placement: ResourceLink, actor: AbstractBaseUser) -> Re
     grades_changed = 0
     students = {attempt.user_id: attempt.user for attempt in changed_attempts.values()}
     for user in students.values():
-        mark_counted_attempts(user=user, placement=placement)
         before = (
             Grade.objects.filter(user=user, placement=placement)
             .values_list("score_given", flat=True)

@@ -220,17 +220,24 @@ def test_counted_flags_follow_the_last_and_the_highest_attempt(learner, placemen
         )
         return {number: (last, highest) for number, last, highest in rows}
 
+    def attempt_statements(statements: list[dict]) -> list[str]:
+        return [s["sql"] for s in statements if '"assessments_attempt"' in s["sql"]]
+
     for number, score in ((1, 5), (2, 7), (3, 7)):
         finished(number, score)
-    services.mark_counted_attempts(user=learner, placement=placement)
+    services.refresh_grade(user=learner, placement=placement)
     # The highest of equal scores is the earliest.
     assert flags() == {1: (False, False), 2: (False, True), 3: (True, False)}
     with CaptureQueriesContext(connection) as queries:
-        services.mark_counted_attempts(user=learner, placement=placement)
-    assert len(queries.captured_queries) == 1  # nothing changed, nothing written
+        grade = services.refresh_grade(user=learner, placement=placement)
+    # One locked read of the attempts gives the flags and the grade; unchanged flags are
+    # not written.
+    (read,) = attempt_statements(queries.captured_queries)
+    assert read.startswith("SELECT") and read.endswith("FOR UPDATE")
+    assert grade.attempt_count == 3
 
     finished(4, 8)
-    services.mark_counted_attempts(user=learner, placement=placement)
+    services.refresh_grade(user=learner, placement=placement)
     assert flags() == {1: (False, False), 2: (False, False), 3: (False, False), 4: (True, True)}
 
 
@@ -291,3 +298,4 @@ def test_without_the_cache_the_user_comes_from_the_database(learner, monkeypatch
     learner.first_name = "Renamed"
     learner.save()  # the invalidation fails quietly
     assert CachedUserBackend().get_user(learner.pk).first_name == "Renamed"
+
