@@ -36,8 +36,13 @@ def _cache_key(user_id: Any) -> str:
 
 
 class CachedUserBackend(ModelBackend):
-    """Django's ModelBackend (passwords for the admin site, permissions), with the
-    per-request user lookup served from the cache."""
+    """Django's ModelBackend for launched sessions (permissions included), with the
+    per-request user lookup served from the cache. It checks no passwords: the admin site's
+    sign-in is the plain ModelBackend's, listed after this one, so a wrong password is
+    hashed once, not once per backend."""
+
+    def authenticate(self, request: Any, **credentials: Any) -> None:
+        return None
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)

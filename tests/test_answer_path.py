@@ -299,3 +299,29 @@ def test_without_the_cache_the_user_comes_from_the_database(learner, monkeypatch
     learner.save()  # the invalidation fails quietly
     assert CachedUserBackend().get_user(learner.pk).first_name == "Renamed"
 
+
+@pytest.mark.django_db
+def test_an_administrator_signs_in_with_one_password_check(client, monkeypatch):
+    """The cached backend checks no passwords: a wrong one is hashed once, not once per
+    listed backend, and the right one still opens the admin site."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    get_user_model().objects.create_superuser("admin", "admin@example.edu", "correct horse")
+    checked = []
+    real_check = AbstractBaseUser.check_password
+
+    def counted(user: AbstractBaseUser, raw: str) -> bool:
+        checked.append(raw)
+        return real_check(user, raw)
+
+    monkeypatch.setattr(AbstractBaseUser, "check_password", counted)
+    form = {"username": "admin", "password": "wrong", "next": "/admin/"}
+    refused = client.post("/admin/login/", form)
+    assert refused.status_code == 200 and "correct username and password" in refused.text
+    assert checked == ["wrong"]
+
+    signed_in = client.post("/admin/login/", {**form, "password": "correct horse"})
+    assert signed_in.status_code == 302
+    assert client.get("/admin/").status_code == 200
+    assert client.session["_auth_user_backend"] == "django.contrib.auth.backends.ModelBackend"
