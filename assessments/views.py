@@ -40,14 +40,6 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     )
 
 
-def _member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
-    """A quiz placement of a course this session was launched into; a lab's is elsewhere."""
-    found, role = member_placement(request, placement_id)
-    if found.quiz_id is None:
-        raise Http404(_("This activity is not a quiz."))
-    return found, role
-
-
 def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
     return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
 
@@ -64,7 +56,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found, role = _member_placement(request, placement_id)
+    found, role = member_placement(request, placement_id, "quiz")
     overview = selectors.placement_overview(
         user=request.user, placement=found, language=get_language()
     )
@@ -91,9 +83,7 @@ def _render_manage(
 def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     """The instructor's view of a placement: its settings (re-point it at another activity,
     attempts, grading method) and the class's grades so far."""
-    found = staff_placement(request, placement_id)
-    if found.quiz_id is None:
-        raise Http404(_("This activity is not a quiz."))
+    found = staff_placement(request, placement_id, "quiz")
     if request.method == "GET":
         policy = selectors.attempt_policy(found)
         initial = {
@@ -113,7 +103,7 @@ def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
 @require_POST
 @launch_required
 def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found, _role = _member_placement(request, placement_id)
+    found, _role = member_placement(request, placement_id, "quiz")
     try:
         attempt = services.start_or_resume_attempt(
             user=request.user, placement=found, language=get_language()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -21,13 +21,6 @@ from lti.models import ResourceLink, Role
 from . import selectors, services
 from .forms import PolicyForm, ScheduleForm
 from .models import LabRun
-
-
-def _lab_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
-    placement, role = member_placement(request, placement_id)
-    if placement.lab_id is None:
-        raise Http404(_("This activity is not a lab."))
-    return placement, role
 
 
 def _chart_labels() -> dict[str, str]:
@@ -66,14 +59,14 @@ def _render_placement(
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found, role = _lab_placement(request, placement_id)
+    found, role = member_placement(request, placement_id, "lab")
     return _render_placement(request, found, role, PolicyForm(blocks=found.lab.blocks))
 
 
 @require_POST
 @launch_required
 def submit(request: HttpRequest, placement_id: int) -> HttpResponse:
-    found, role = _lab_placement(request, placement_id)
+    found, role = member_placement(request, placement_id, "lab")
     form = PolicyForm(request.POST, blocks=found.lab.blocks)
     if not form.is_valid():
         return _render_placement(request, found, role, form, status=400)
@@ -133,9 +126,7 @@ def _render_manage(
 @launch_required
 def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     """The instructor's view: the schedule and late policy, the class's runs and grades."""
-    found = staff_placement(request, placement_id)
-    if found.lab_id is None:
-        raise Http404(_("This activity is not a lab."))
+    found = staff_placement(request, placement_id, "lab")
     schedule = services.ensure_schedule(found)
     if request.method == "GET":
         return _render_manage(request, found, ScheduleForm(instance=schedule))

@@ -5,16 +5,23 @@ even for a user who is a member there, so a session never widens beyond its laun
 from __future__ import annotations
 
 from functools import wraps
-from typing import Any
+from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .models import Membership, ResourceLink, Role
 
 SESSION_KEY = "lti_launched_contexts"
+
+Activity = Literal["quiz", "lab"]
+_NOT_THIS_ACTIVITY = {
+    "quiz": gettext_lazy("This activity is not a quiz."),
+    "lab": gettext_lazy("This activity is not a lab."),
+}
 
 
 def grant_launch(request: HttpRequest, membership: Membership) -> None:
@@ -66,9 +73,11 @@ def launch_required(view: Any) -> Any:
     return wrapper
 
 
-def member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceLink, Role]:
+def member_placement(
+    request: HttpRequest, placement_id: int, activity: Activity | None = None
+) -> tuple[ResourceLink, Role]:
     """The placement with the session's role in its course; refused unless this session
-    was launched into that course."""
+    was launched into that course, and not found when it places another ``activity``."""
     found = placement_in_launch(request, placement_id)
     if found is None:
         raise PermissionDenied(
@@ -77,11 +86,17 @@ def member_placement(request: HttpRequest, placement_id: int) -> tuple[ResourceL
                 "from that course. Open it from your course in the LMS."
             )
         )
+    placement = found[0]
+    activity_id = placement.quiz_id if activity == "quiz" else placement.lab_id
+    if activity is not None and activity_id is None:
+        raise Http404(_NOT_THIS_ACTIVITY[activity])
     return found
 
 
-def staff_placement(request: HttpRequest, placement_id: int) -> ResourceLink:
-    placement, role = member_placement(request, placement_id)
+def staff_placement(
+    request: HttpRequest, placement_id: int, activity: Activity | None = None
+) -> ResourceLink:
+    placement, role = member_placement(request, placement_id, activity)
     if role != Role.STAFF:
         raise PermissionDenied(_("Only the course's instructors can manage this activity."))
     return placement
