@@ -18,7 +18,7 @@ from labs.execution import Outcome
 from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Role
-from lti.services import enrol_demo_member
+from lti.services import enrol_demo_member, ensure_demo_placement
 
 from .gradebook import graded_placement, student
 from .labs_helpers import lab_placement, small_lab
@@ -323,8 +323,18 @@ def test_runs_are_private_and_management_is_for_staff(placed, course, quiz):
         20,
         3,
     )
-    # A lab is not a quiz, and a stranger's session reaches neither.
-    assert launched_client(learner).get(f"/quiz/{placed.pk}/").status_code == 404
+    # A lab's pages are not a quiz's, nor the other way round, for staff and students alike;
+    # a stranger's session reaches neither.
+    quiz_placed = ensure_demo_placement()
+    student_client = launched_client(learner)
+    for client, path in (
+        (student_client, f"/quiz/{placed.pk}/"),
+        (instructor, f"/quiz/{placed.pk}/manage/"),
+        (student_client, f"/lab/{quiz_placed.pk}/"),
+        (instructor, f"/lab/{quiz_placed.pk}/manage/"),
+    ):
+        assert client.get(path).status_code == 404, path
+    assert student_client.get(f"/lab/{placed.pk}/").status_code == 200
     anonymous = type(instructor)()
     assert anonymous.get(f"/lab/{placed.pk}/").status_code == 403
 
