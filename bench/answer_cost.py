@@ -1,13 +1,17 @@
-"""What each request of a quiz attempt costs the server, in one process without contention.
+"""What each request of a quiz attempt and of an LTI launch costs the server, in one
+process without contention.
 
-    python -m bench.answer_cost [--students 20] [--attempts 100] [--profile]
+    python -m bench.answer_cost [--students 20] [--attempts 100] [--launches 200] [--profile KIND]
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
-eight questions. Prints the median CPU time (``time.process_time``) and the SQL statements
-of each kind of request: the trivial view of the load benchmark's ceiling, starting an
-attempt, an answer that does not finish the attempt, and the last answer. ``--profile``
-adds cProfile's top functions for the answers. docs/benchmarks.md records the output.
+eight questions, and for launches signed by the independent platform library (20 users
+taking turns). Prints the median CPU time (``time.process_time``, the platform's signing
+left out) and the SQL statements of each kind of request: the trivial view of the load
+benchmark's ceiling, starting an attempt, an answer that does not finish the attempt, the
+last answer, and the three requests of a launch, each also in trivial views.
+``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
+name contains TEXT. docs/benchmarks.md records the output.
 """
 
 from __future__ import annotations
@@ -22,16 +26,19 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from . import load
 
 
 def wsgi_caller(application: Callable, port: int) -> Callable:
     def call(method: str, path: str, cookie: str = "", body: bytes = b"", csrf: str = ""):
+        path, _, query = path.partition("?")
         environ = {
             "REQUEST_METHOD": method,
             "PATH_INFO": path,
-            "QUERY_STRING": "",
+            "QUERY_STRING": query,
             "SERVER_NAME": "127.0.0.1",
             "SERVER_PORT": str(port),
             "HTTP_HOST": f"127.0.0.1:{port}",
@@ -51,9 +58,10 @@ def wsgi_caller(application: Callable, port: int) -> Callable:
 
         def start_response(status: str, headers: list, exc_info=None) -> None:
             reply["status"], reply["headers"] = status, dict(headers)
+            reply["cookies"] = [value for name, value in headers if name == "Set-Cookie"]
 
         b"".join(application(environ, start_response))
-        return reply["status"], reply["headers"]
+        return reply["status"], {**reply["headers"], "Set-Cookie": reply["cookies"]}
 
     return call
 
@@ -62,11 +70,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--attempts", type=int, default=100, help="attempts timed, in all")
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--launches", type=int, default=200, help="launches timed")
+    parser.add_argument(
+        "--profile", metavar="KIND", help="cProfile the requests whose kind contains this text"
+    )
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
+    load.cache_private_keys()
     env = load.environment(args.port, workers=1, threads=1)
     placement, questions, sessions = load.prepare(env, args.students)
+    from tests.lti_platform import ROLE, Platform, PlatformServer
+
+    platform_server = PlatformServer()
+    platform = Platform(platform_server, tool=f"http://127.0.0.1:{args.port}")
+    platform.register_in_tool()
 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -77,12 +94,12 @@ def main() -> None:
     csrf = secrets.token_hex(16)
     cpu: dict[str, list[float]] = defaultdict(list)
     statements: dict[str, list[int]] = defaultdict(list)
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)
 
     def timed(kind: str, *request) -> dict:
         with CaptureQueriesContext(connection) as queries:
             started = time.process_time()
-            if args.profile and kind != "trivial view (GET /healthz)":
+            if args.profile and args.profile in kind:
                 profile.enable()
             status, headers = call(*request, csrf=csrf)
             profile.disable()
@@ -106,33 +123,58 @@ def main() -> None:
             body = f"question={question}&option={option}".encode()
             timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
 
+    def launch(number: int) -> None:
+        """A new browser's launch: login, the platform's signed launch, the landing page."""
+        user_id = f"launch-{number % 20}"
+        jar = SimpleCookie()
+        login = f"/lti/login/?{urlencode(platform.login_initiation(user_id=user_id))}"
+        headers = timed("launch 1: OIDC login", "GET", login)
+        jar.load("\n".join(headers["Set-Cookie"]))
+        auth = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
+        form = platform.authorize(auth, user_id=user_id, roles=[ROLE + "Learner"], locale="en")
+        cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
+        headers = timed("launch 2: the signed launch", "POST", "/lti/launch/", cookie,
+                        urlencode(form).encode())  # fmt: skip
+        jar.load("\n".join(headers["Set-Cookie"]))
+        cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items() if morsel.value)
+        timed("launch 3: the landing page", "GET", headers["Location"], cookie)
+
     for number in range(args.students):  # warm-up: connections, caches, first attempts
         attempt(number)
+        launch(number)
     cpu.clear(), statements.clear()
     for number in range(args.attempts):
         attempt(number % args.students)
         for _ in range(len(questions)):
             timed("trivial view (GET /healthz)", "GET", "/healthz")
+    for number in range(args.launches):
+        launch(number)
+    platform_server.stop()
 
     print(
         f"{args.attempts} attempts of {len(questions)} questions by {args.students} students; "
         f"one process, PostgreSQL and Redis on loopback; python {sys.version.split()[0]}"
     )
-    print("| request | CPU ms (median) | SQL statements |")
-    print("| --- | --- | --- |")
+    trivial = statistics.median(cpu["trivial view (GET /healthz)"])
+    print("| request | CPU ms (median) | times the trivial view | SQL statements |")
+    print("| --- | --- | --- | --- |")
     for kind, times in cpu.items():
         print(
             f"| {kind} | {statistics.median(times) * 1000:.2f} | "
-            f"{statistics.mean(statements[kind]):.1f} |"
+            f"{statistics.median(times) / trivial:.1f} | {statistics.mean(statements[kind]):.1f} |"
         )
-    attempt_seconds = sum(sum(times) for kind, times in cpu.items() if "GET" not in kind)
+    attempt_seconds = sum(
+        sum(times) for kind, times in cpu.items() if "answer" in kind or "attempt" in kind
+    )
     answers = args.attempts * len(questions)
     print(
         f"\nper answer, starting and finishing included: {attempt_seconds / answers * 1000:.2f} ms"
     )
+    per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
+    print(f"per launch, its three requests (medians): {per_launch * 1000:.2f} ms")
     if args.profile:
         report = io.StringIO()
-        pstats.Stats(profile, stream=report).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(profile, stream=report).sort_stats("tottime").print_stats(40)
         print(report.getvalue())
 
 
