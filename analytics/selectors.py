@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Avg, Count, F, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
 from assessments.models import Attempt, AttemptState, Option, Question, Response
@@ -361,12 +361,15 @@ def lab_dashboard(placement: ResourceLink) -> LabDashboard:
         for row in rows
     ]
     reference = measured.order_by("-pk").values_list("result", flat=True).first() or {}
-    timings = list(runs.values_list("submitted_at", "started_at", "finished_at", "device"))
-    waits = [(start - submitted).total_seconds() for submitted, start, _end, _d in timings if start]
-    busy: dict[str, float] = defaultdict(float)
-    for _submitted, start, end, device in timings:
-        if start and end:
-            busy[device or "—"] += (end - start).total_seconds()
+    started = runs.filter(started_at__isnull=False)
+    mean_wait = started.aggregate(wait=Avg(F("started_at") - F("submitted_at")))["wait"]
+    busy = (
+        started.filter(finished_at__isnull=False)
+        .values("device")
+        .annotate(busy=Sum(F("finished_at") - F("started_at")))
+        .order_by()
+        .values_list("device", "busy")
+    )
     return LabDashboard(
         placement=placement,
         budget_bytes=placement.lab.budget_bytes,
@@ -380,7 +383,9 @@ def lab_dashboard(placement: ResourceLink) -> LabDashboard:
         baseline_peak_bytes=reference.get("baseline_peak_activation_bytes"),
         queued=statuses.get(RunStatus.QUEUED, 0),
         running=statuses.get(RunStatus.RUNNING, 0),
-        mean_wait_seconds=sum(waits) / len(waits) if waits else None,
-        run_seconds_by_device=sorted(busy.items()),
+        mean_wait_seconds=None if mean_wait is None else mean_wait.total_seconds(),
+        run_seconds_by_device=sorted(
+            (device or "—", seconds.total_seconds()) for device, seconds in busy
+        ),
         sync=sync_summary(placement),
     )

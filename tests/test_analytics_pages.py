@@ -241,7 +241,10 @@ def test_lab_dashboard(db, fake_lms, quiz):
             number=1,
             policy={"kind": "sqrt"},
             submitted_at=now - timedelta(seconds=60),
-            started_at=None if status == RunStatus.QUEUED else now - timedelta(seconds=50),
+            # waits of 10, 14, 18 and 22 s; runs of 30, 26, 22 and 18 s
+            started_at=None
+            if status == RunStatus.QUEUED
+            else now - timedelta(seconds=50 - 4 * number),
             finished_at=None if status == RunStatus.QUEUED else now - timedelta(seconds=20),
             next_attempt_at=now,
             status=status,
@@ -266,8 +269,8 @@ def test_lab_dashboard(db, fake_lms, quiz):
     body = client.get(f"/api/v1/placements/{placement.pk}/lab-analytics/").json()
     assert body["share_within_budget"] == 0.5 and body["queued"] == 1
     assert len(body["points"]) == 2 and body["frontier"] == frontier
-    assert body["mean_wait_seconds"] == pytest.approx(10)
-    assert body["run_seconds_by_device"]["cpu"] == pytest.approx(60)
+    assert body["mean_wait_seconds"] == pytest.approx(16)
+    assert body["run_seconds_by_device"] == {"cpu": pytest.approx(56), "—": pytest.approx(40)}
     runs = download_csv(client, f"/dashboard/{placement.pk}/runs.csv")
     assert len(runs) == 5 and {row["status"] for row in runs} >= {"succeeded", "rejected"}
     assert client.get(f"/dashboard/{placement.pk}/responses.csv").status_code == 404
