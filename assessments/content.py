@@ -18,7 +18,7 @@ SEED_QUIZ_FILE = CONTENT_DIR / "gradient-checkpointing.yaml"
 
 
 class ContentError(ValueError):
-    """The content file is not a valid quiz; the message says where and why."""
+    """A content file (a quiz, the labs) is not valid; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class QuizContent:
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _texts(value: object, where: str) -> dict[str, str]:
+def texts_by_language(value: object, where: str) -> dict[str, str]:
+    """A text in each of the LANGUAGES, each a non-empty string, kept as written."""
     if not isinstance(value, dict) or set(value) != set(LANGUAGES):
         raise ContentError(f"{where}: needs a text for each of {', '.join(LANGUAGES)}")
     for language, text in value.items():
@@ -96,7 +97,7 @@ def parse_quiz(data: object) -> QuizContent:
             options.append(
                 OptionContent(
                     key=_key(raw_option.get("key"), option_where),
-                    text=_texts(raw_option.get("text"), f"{option_where}.text"),
+                    text=texts_by_language(raw_option.get("text"), f"{option_where}.text"),
                     correct=correct,
                 )
             )
@@ -108,9 +109,9 @@ def parse_quiz(data: object) -> QuizContent:
             QuestionContent(
                 key=_key(raw.get("key"), where),
                 source_language=_language(raw.get("source_language"), f"{where}.source_language"),
-                text=_texts(raw.get("text"), f"{where}.text"),
+                text=texts_by_language(raw.get("text"), f"{where}.text"),
                 options=tuple(options),
-                explanation=_texts(raw.get("explanation"), f"{where}.explanation"),
+                explanation=texts_by_language(raw.get("explanation"), f"{where}.explanation"),
             )
         )
     if len({question.key for question in questions}) != len(questions):
@@ -118,8 +119,8 @@ def parse_quiz(data: object) -> QuizContent:
     return QuizContent(
         slug=_key(data.get("slug"), "slug"),
         source_language=_language(data.get("source_language"), "source_language"),
-        title=_texts(data.get("title"), "title"),
-        intro=_texts(data.get("intro"), "intro"),
+        title=texts_by_language(data.get("title"), "title"),
+        intro=texts_by_language(data.get("intro"), "intro"),
         questions=tuple(questions),
     )
 

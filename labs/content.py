@@ -10,14 +10,11 @@ from typing import Any
 
 import yaml
 
+from assessments.content import ContentError, texts_by_language
+
 from .runner.spec import ModelSpec, SpecError
 
 LABS_FILE = Path(__file__).parent / "content" / "labs.yaml"
-LANGUAGES = ("en", "ru")
-
-
-class LabContentError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -44,31 +41,29 @@ class LabContent:
 
 
 def _texts(entry: dict[str, Any], key: str, slug: str) -> dict[str, str]:
-    texts = entry.get(key)
-    if not isinstance(texts, dict) or set(texts) != set(LANGUAGES):
-        raise LabContentError(f"{slug}: '{key}' needs exactly the languages {LANGUAGES}")
-    return {language: str(texts[language]).strip() for language in LANGUAGES}
+    texts = texts_by_language(entry.get(key), f"{slug}.{key}")
+    return {language: text.strip() for language, text in texts.items()}
 
 
 def parse_labs(path: Path = LABS_FILE) -> list[LabContent]:
     entries = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(entries, list):
-        raise LabContentError(f"{path}: expected a list of labs")
+        raise ContentError(f"{path}: expected a list of labs")
     labs = []
     for entry in entries:
         slug = str(entry.get("slug", ""))
         if not slug:
-            raise LabContentError("every lab needs a slug")
+            raise ContentError("every lab needs a slug")
         try:
             model = ModelSpec(**entry["model"])
         except (SpecError, TypeError, KeyError) as error:
-            raise LabContentError(f"{slug}: model: {error}") from None
+            raise ContentError(f"{slug}: model: {error}") from None
         budget = entry.get("budget_bytes")
         if not isinstance(budget, int) or budget <= 0:
-            raise LabContentError(f"{slug}: budget_bytes must be a positive number of bytes")
+            raise ContentError(f"{slug}: budget_bytes must be a positive number of bytes")
         method = entry.get("grading_method", "highest")
         if method not in ("highest", "last"):
-            raise LabContentError(f"{slug}: grading_method is 'highest' or 'last'")
+            raise ContentError(f"{slug}: grading_method is 'highest' or 'last'")
         labs.append(
             LabContent(
                 slug=slug,
