@@ -114,6 +114,8 @@ class LabRun(models.Model):
     number = models.PositiveIntegerField(help_text="1 for the student's first run here.")
     policy = models.JSONField(help_text="The policy as the student submitted it.")
     submitted_at = models.DateTimeField()
+    # Submitted after the due time in force: set at submission, and again for every run of
+    # the placement when the due time moves (labs.services.update_schedule).
     is_late = models.BooleanField(default=False)
     status = models.CharField(max_length=24, choices=RunStatus.choices, default=RunStatus.QUEUED)
     execution_attempts = models.PositiveIntegerField(default=0)

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Case, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -86,6 +86,12 @@ def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
         getattr(schedule, name) != before for name, before in previous.items() if name in grading
     )
     schedule.save()
+    if schedule.due_at != previous.get("due_at", schedule.due_at):
+        # Lateness is against the due time in force: a deadline moved later helps runs
+        # already made, one moved earlier makes them late.
+        LabRun.objects.filter(placement=placement).update(
+            is_late=Case(When(submitted_at__gt=due, then=True), default=False) if due else False
+        )
     if rules_changed:
         regrade_lab(placement)  # the class is graded by one set of rules
     return schedule
@@ -329,17 +335,11 @@ def refresh_lab_grade(
     # Serialise refreshes of one student's grade (a run finishing while the due time is
     # settled) before reading the runs, so the later refresh sees the later runs.
     Grade.objects.select_for_update().filter(user=user, placement=placement).first()
-    # Lateness against the due time in force now: a deadline moved later helps runs
-    # already made.
     runs = [
-        GradedRun(
-            submitted_at=run.submitted_at,
-            score=run.score,
-            is_late=bool(rules.due_at and run.submitted_at > rules.due_at),
-        )
-        for run in LabRun.objects.filter(
+        GradedRun(submitted_at=submitted_at, score=score, is_late=is_late)
+        for submitted_at, score, is_late in LabRun.objects.filter(
             placement=placement, user=user, status=RunStatus.SUCCEEDED
-        ).only("submitted_at", "score")
+        ).values_list("submitted_at", "score", "is_late")
     ]
     fraction = lab_grade_fraction(
         runs, rules.grading_method, rules.late_policy, rules.late_penalty_percent

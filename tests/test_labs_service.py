@@ -414,8 +414,19 @@ def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, course):
     )
     services.refresh_lab_grade(user=learner.user, placement=placed)
     assert Grade.objects.get(user=learner.user).score_given == 0  # late, refused
+    page = launched_client(learner)
+
+    def shown_late() -> bool:
+        return 'class="badge">late<' in page.get(f"/lab/{placed.pk}/").content.decode()
+
+    assert shown_late()
     services.update_schedule(placed, due_at=now + timedelta(days=1))
     assert Grade.objects.get(user=learner.user).score_given == Decimal("80.000")
+    # The run's page, the API and the exports say what the grade counted: on time now.
+    assert not LabRun.objects.get().is_late and not shown_late()
+    services.update_schedule(placed, due_at=now - timedelta(minutes=1))
+    assert LabRun.objects.get().is_late and shown_late()
+    assert Grade.objects.get(user=learner.user).score_given == 0
 
 
 def test_a_run_whose_worker_dies_on_every_try_stops_being_retried(placed, course, settings):
