@@ -280,7 +280,8 @@ def quiz_dashboard(
         placement=placement,
         rules=rules,
         statistics=statistics,
-        histogram=[(score, totals.get(score, 0)) for score in range(maximum + 1)],
+        # Up to the highest score made: an attempt of an earlier, longer version still counts.
+        histogram=[(score, totals.get(score, 0)) for score in range(max(maximum, *totals, 0) + 1)],
         questions=rows,
         timeline=_timeline(placement, rules),
         languages=sorted(languages.items(), key=lambda item: -item[1]),

@@ -211,6 +211,14 @@ def test_api_serves_the_dashboards_numbers(course):
         dashboard.questions[2].statistics.discrimination_index
     )
     assert body["not_attempted"] == 1
+    # Every counted attempt is in the histogram, one from a longer earlier version too.
+    Attempt.objects.filter(pk=Attempt.objects.filter(placement=placement).first().pk).update(
+        score=10, max_score=10
+    )
+    body = client.get(f"/api/v1/placements/{placement.pk}/analytics/").json()
+    histogram = {row["score"]: row["count"] for row in body["score_histogram"]}
+    assert sum(histogram.values()) == body["finished"] and histogram[10] == 1
+    assert set(histogram) == set(range(11))
     bad = client.get(f"/api/v1/placements/{placement.pk}/analytics/?attempts=worst")
     assert bad.status_code == 400
 
