@@ -9,12 +9,9 @@ class LabAdmin(admin.ModelAdmin):
     list_display = ["slug", "model_kind", "blocks", "width", "batch", "budget_bytes"]
 
 
-@admin.register(LabSchedule)
-class LabScheduleAdmin(admin.ModelAdmin):
-    """Read-only here: the course's instructors set the schedule on the lab's manage page,
-    where a change regrades the class and re-marks late runs."""
-
-    list_display = ["placement", "opens_at", "due_at", "closes_at", "late_policy"]
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, not edited (deleting stays possible, so that deleting a user or a placement
+    can take their rows with it)."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -23,8 +20,17 @@ class LabScheduleAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(LabSchedule)
+class LabScheduleAdmin(ReadOnlyAdmin):
+    """Read-only here: the course's instructors set the schedule on the lab's manage page,
+    where a change regrades the class and re-marks late runs."""
+
+    list_display = ["placement", "opens_at", "due_at", "closes_at", "late_policy"]
+
+
 @admin.register(LabRun)
-class LabRunAdmin(admin.ModelAdmin):
+class LabRunAdmin(ReadOnlyAdmin):
+    """Read-only here: runs are made, measured and graded by the lab's services."""
+
     list_display = ["public_id", "placement", "user", "number", "status", "score", "device"]
     list_filter = ["status", "device"]
-    readonly_fields = ["result"]

@@ -161,19 +161,21 @@ def submit_run(
         parse_policy(policy, lab.blocks)
     except PolicyError as error:
         raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
-    rules = lab_policy(placement)
-    window = submission_window(rules, now)
-    if window == "not_open":
-        raise LabNotOpen(_("This lab is not open yet."))
-    if window == "closed":
-        past_closing = rules.closes_at and now >= rules.closes_at
-        raise LabNotOpen(
-            _("This lab is closed.")
-            if past_closing
-            else _("This lab was due; it accepts no late runs.")
-        )
-    is_late = window == "late"
     with transaction.atomic():
+        # The schedule's row first, as update_schedule takes it: a due time moved meanwhile
+        # waits for this run and then re-marks it too, and the two lock in the same order.
+        LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
+        rules = lab_policy(placement)
+        window = submission_window(rules, now)
+        if window == "not_open":
+            raise LabNotOpen(_("This lab is not open yet."))
+        if window == "closed":
+            past_closing = rules.closes_at and now >= rules.closes_at
+            raise LabNotOpen(
+                _("This lab is closed.")
+                if past_closing
+                else _("This lab was due; it accepts no late runs.")
+            )
         # One student's submissions are serialised on their earlier runs' rows.
         mine = list(LabRun.objects.select_for_update().filter(placement=placement, user=user))
         if any(run.status in (RunStatus.QUEUED, RunStatus.RUNNING) for run in mine):
@@ -191,7 +193,7 @@ def submit_run(
                     number=number,
                     policy=policy,
                     submitted_at=now,
-                    is_late=is_late,
+                    is_late=window == "late",
                     next_attempt_at=now,
                 )
         except IntegrityError:

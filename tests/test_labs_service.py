@@ -23,6 +23,7 @@ from lti.services import enrol_demo_member, ensure_demo_placement
 from .gradebook import graded_placement, student
 from .labs_helpers import lab_placement, small_lab
 from .quiz_helpers import launched_client
+from .threads import hold_uncommitted
 
 SQRT = {"kind": "sqrt"}
 
@@ -425,7 +426,7 @@ def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, course):
     assert shown_late()
     services.update_schedule(placed, due_at=now + timedelta(days=1))
     assert Grade.objects.get(user=learner.user).score_given == Decimal("80.000")
-    # The run's page, the API and the exports say what the grade counted: on time now.
+    # The lab's page says what the grade counted: on time now.
     assert not LabRun.objects.get().is_late and not shown_late()
     services.update_schedule(placed, due_at=now - timedelta(minutes=1))
     assert LabRun.objects.get().is_late and shown_late()
@@ -497,3 +498,71 @@ def test_the_lab_page_says_when_runs_are_not_accepted(placed, course):
     services.update_schedule(placed, closes_at=now - timedelta(hours=1))
     page = client.get(f"/lab/{placed.pk}/").content.decode()
     assert "This lab is closed" in page and "Run this policy" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_submitted_while_the_due_time_moves_is_marked_by_the_new_one(quiz, monkeypatch):
+    """A submission waits on the schedule's row while a change to it is uncommitted, then
+    reads the new due time; it neither keeps the old mark nor deadlocks with the re-marking."""
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, when=None: None)
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    now = timezone.now()
+    services.update_schedule(placement, due_at=now + timedelta(days=1))
+    committed = hold_uncommitted(
+        lambda: services.update_schedule(placement, due_at=now - timedelta(hours=1))
+    )
+    run = submit(placement, learner.user, now=now)
+    committed()
+    assert run.is_late and LabRun.objects.get().is_late
+
+
+@pytest.mark.django_db
+def test_the_migration_marks_runs_late_by_the_due_time_in_force(placed, course):
+    """Runs made before a due time moved kept the mark from their submission; the migration
+    sets every run's mark from its placement's due time."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("labs.migrations.0002_runs_late_by_the_due_time_in_force")
+    learner, _ = course
+    now = timezone.now()
+    LabSchedule.objects.update_or_create(placement=placed, defaults={"due_at": now})
+    for number, minutes, stale_mark in ((1, -5, True), (2, 5, False)):
+        LabRun.objects.create(
+            placement=placed,
+            user=learner.user,
+            number=number,
+            policy=SQRT,
+            submitted_at=now + timedelta(minutes=minutes),
+            next_attempt_at=now,
+            is_late=stale_mark,
+            status=RunStatus.SUCCEEDED,
+        )
+    migration.mark_late_by_the_due_time_in_force(apps, None)
+    assert dict(LabRun.objects.values_list("number", "is_late")) == {1: False, 2: True}
+    LabSchedule.objects.filter(placement=placed).update(due_at=None)
+    migration.mark_late_by_the_due_time_in_force(apps, None)
+    assert not LabRun.objects.filter(is_late=True).exists()
+
+
+def test_schedules_and_runs_are_not_edited_in_the_admin(placed, course, client):
+    """The admin would bypass the regrade and the late marks; it shows them only."""
+    from django.contrib.auth import get_user_model
+
+    learner, _ = course
+    run = submit(placed, learner.user)
+    services.ensure_schedule(placed)
+    admin = get_user_model().objects.create_superuser("root", "root@example.edu", "pw")
+    client.force_login(admin, backend="django.contrib.auth.backends.ModelBackend")
+    for path in (
+        f"/admin/labs/labschedule/{placed.pk}/change/",
+        f"/admin/labs/labrun/{run.pk}/change/",
+    ):
+        assert client.get(path).status_code == 200  # shown
+        assert (
+            client.post(path, {"due_at_0": "2030-01-01", "status": "succeeded"}).status_code == 403
+        )
+    assert client.get("/admin/labs/labrun/add/").status_code == 403
+    assert LabRun.objects.get().status == RunStatus.QUEUED
