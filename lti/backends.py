@@ -44,6 +44,9 @@ class CachedUserBackend(ModelBackend):
     def authenticate(self, request: Any, **credentials: Any) -> None:
         return None
 
+    async def aauthenticate(self, request: Any, **credentials: Any) -> None:
+        return None
+
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)
         try:

@@ -3,6 +3,7 @@ the fast paths of a quiz answer give the same results as the careful ones."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -325,3 +326,6 @@ def test_an_administrator_signs_in_with_one_password_check(client, monkeypatch):
     assert signed_in.status_code == 302
     assert client.get("/admin/").status_code == 200
     assert client.session["_auth_user_backend"] == "django.contrib.auth.backends.ModelBackend"
+    # Django's async sign-in does not go through authenticate(): refused there too.
+    credentials = {"username": "admin", "password": "correct horse"}
+    assert asyncio.run(CachedUserBackend().aauthenticate(None, **credentials)) is None
