@@ -125,11 +125,16 @@ def parse_quiz(data: object) -> QuizContent:
     )
 
 
-def read_quiz_file(path: Path) -> QuizContent:
+def read_yaml(path: Path) -> object:
+    """A content file's YAML; a file that cannot be read or parsed is a ContentError."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as error:
         raise ContentError(f"{path}: cannot be read as YAML: {error}") from error
+
+
+def read_quiz_file(path: Path) -> QuizContent:
+    data = read_yaml(path)
     try:
         return parse_quiz(data)
     except ContentError as error:

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from assessments.content import ContentError, texts_by_language
+from assessments.content import ContentError, read_yaml, texts_by_language
 
 from .runner.spec import ModelSpec, SpecError
 
@@ -46,7 +44,7 @@ def _texts(entry: dict[str, Any], key: str, slug: str) -> dict[str, str]:
 
 
 def parse_labs(path: Path = LABS_FILE) -> list[LabContent]:
-    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    entries = read_yaml(path)
     if not isinstance(entries, list):
         raise ContentError(f"{path}: expected a list of labs")
     labs = []

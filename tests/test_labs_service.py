@@ -566,3 +566,24 @@ def test_schedules_and_runs_are_not_edited_in_the_admin(placed, course, client):
         )
     assert client.get("/admin/labs/labrun/add/").status_code == 403
     assert LabRun.objects.get().status == RunStatus.QUEUED
+
+
+def test_a_bad_labs_file_is_refused_with_where_and_why(db, tmp_path):
+    from io import StringIO
+
+    import yaml
+    from django.core.management import CommandError, call_command
+
+    from labs.content import LABS_FILE
+    from labs.models import Lab
+
+    with pytest.raises(CommandError, match="cannot be read as YAML"):
+        call_command("load_labs", str(tmp_path / "missing.yaml"), stdout=StringIO())
+    entries = yaml.safe_load(LABS_FILE.read_text(encoding="utf-8"))
+    entries[-1]["title"] = {"en": "Only English"}
+    edited = tmp_path / "labs.yaml"
+    edited.write_text(yaml.safe_dump(entries, allow_unicode=True), encoding="utf-8")
+    slug = entries[-1]["slug"]
+    with pytest.raises(CommandError, match=rf"{slug}\.title: needs a text for each of en, ru"):
+        call_command("load_labs", str(edited), stdout=StringIO())
+    assert not Lab.objects.exists()  # nothing loaded, not even the valid labs before it
