@@ -9,10 +9,12 @@ from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from . import handoff
 from .models import Membership, ResourceLink, Role
 
 SESSION_KEY = "lti_launched_contexts"
@@ -60,17 +62,41 @@ def placement_in_launch(
 
 
 def launch_required(view: Any) -> Any:
-    """Pages for users who arrived from their course (or the demo entry)."""
+    """Pages for users who arrived from their course (or the demo entry). The page a launch
+    lands on offers a new window when the browser dropped the launch's cookie."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
+            blocked = cookie_blocked(request)
+            if blocked is not None:
+                return blocked
             raise PermissionDenied(
                 _("You are not signed in. Open this activity from your course in the LMS.")
             )
+        if handoff.HANDOFF_PARAM in request.GET:
+            handoff.drop(request.GET[handoff.HANDOFF_PARAM])  # the cookie came; not needed
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def cookie_blocked(request: HttpRequest) -> HttpResponse | None:
+    """For a launch's landing page that arrived without the launch's session (the browser
+    blocks the tool's cookie in the LMS page): a page offering the activity in a new window.
+    None for any other request."""
+    token = request.GET.get(handoff.HANDOFF_PARAM, "")
+    if not handoff.offered(token):
+        return None
+    return render(
+        request,
+        "lti/cookie_blocked.html",
+        {
+            "handoff_url": reverse("lti:handoff", args=[token]),
+            "minutes": handoff.HANDOFF_SECONDS // 60,
+        },
+        status=403,
+    )
 
 
 def member_placement(

@@ -9,6 +9,7 @@ import hmac
 import logging
 import secrets
 from functools import partial
+from importlib import import_module
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
@@ -26,8 +28,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from assessments.models import Quiz
 
 from . import claims as c
-from . import oidc
-from .access import grant_launch, placement_in_launch, placement_url
+from . import handoff, oidc
+from .access import cookie_blocked, grant_launch, placement_in_launch, placement_url
 from .deep_linking import lab_content_item, quiz_content_item, response_jwt
 from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
 from .errors import LaunchError
@@ -152,9 +154,10 @@ def launch(request: HttpRequest) -> HttpResponse:
             "data": settings_claim.get("data"),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
-        response = redirect("lti:deep-link", token=token)
+        landing = reverse("lti:deep-link", args=[token])
     else:
-        response = redirect(placement_url(result.placement, result.membership.role))
+        landing = placement_url(result.placement, result.membership.role)
+    response = HttpResponseRedirect(handoff.with_handoff(request, landing))
     if language:
         translation.activate(language)
         response.set_cookie(
@@ -199,6 +202,9 @@ def jwks(request: HttpRequest) -> JsonResponse:
 def deep_link(request: HttpRequest, token: str) -> HttpResponse:
     pending = request.session.get(DEEP_LINK_SESSION_KEY, {}).get(token)
     if pending is None:
+        blocked = cookie_blocked(request)
+        if blocked is not None:
+            return blocked
         return refuse(
             request,
             _(
@@ -242,6 +248,8 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
             "lti/deep_link_return.html",
             {"return_url": pending["return_url"], "jwt": signed},
         )
+    if handoff.HANDOFF_PARAM in request.GET:
+        handoff.drop(request.GET[handoff.HANDOFF_PARAM])  # the cookie came; not needed
     if not form.is_bound:
         form.initial["title"] = _("Gradient checkpointing quiz")
     return render(
@@ -250,6 +258,25 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         {"form": form},
         status=400 if form.is_bound else 200,
     )
+
+
+@require_GET
+def continue_in_window(request: HttpRequest, token: str) -> HttpResponse:
+    """A launch's session, handed to a new window once (lti.handoff): the browser keeps the
+    tool's cookie there, as a first-party one, where it dropped it in the LMS page."""
+    found = handoff.take(request, token)
+    session_store = import_module(settings.SESSION_ENGINE).SessionStore
+    if found is None or not session_store().exists(found.session_key):
+        return refuse(
+            request,
+            _(
+                "This link to open the activity in a new window has expired or was used "
+                "already. Open the activity from your course again."
+            ),
+        )
+    request.session = session_store(found.session_key)
+    request.session.modified = True  # the session middleware sets its cookie on this response
+    return HttpResponseRedirect(found.next_url)
 
 
 @xframe_options_exempt

@@ -1,5 +1,6 @@
 """Embedded launches in headless Chromium: the tool in an iframe of a course page served
-from another origin (the platform's), with cookies and with LTI platform storage."""
+from another origin (the platform's), with cookies, with LTI platform storage, and in a
+browser that blocks the tool's cookies there (continuing in a new window)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,37 @@ def test_embedded_launch_with_platform_storage(embedded, lms, live_server):
     assert [entry[0] for entry in log] == ["put", "get"]
     assert {entry[1] for entry in log} == {live_server.url}
     assert log[0][2] == log[1][2] and log[0][2].startswith("state_")
+
+
+def test_a_browser_that_blocks_the_cookie_continues_in_a_new_window(
+    playwright, live_server, transactional_db, seed_content, lms
+):
+    """Chromium blocking third-party cookies, as Safari does by default: the platform
+    storage carries the login, the landing offers a new window, and there the student
+    takes the quiz signed in."""
+    load_quiz(seed_content)
+    browser = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    context = browser.new_context(locale="en-US")  # blocks third-party cookies
+    try:
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        tool = open_course_page(page, lms, lti_storage_target="_parent")
+        expect(
+            tool.get_by_role("heading", name="Open the activity in a new window")
+        ).to_be_visible()
+        with context.expect_page() as opened:
+            tool.get_by_role("link", name="Open in a new window").click()
+        window = opened.value
+        window.set_default_timeout(10_000)
+        take_one_question(window)
+        assert LtiUser.objects.get().sub == "stu-embedded"
+        # The handoff served once: the same link opens nothing more.
+        link = tool.get_by_role("link", name="Open in a new window").get_attribute("href")
+        again = context.new_page()
+        again.goto(live_server.url + link)
+        expect(again.get_by_text("expired or was used")).to_be_visible()
+    finally:
+        context.close()
+        browser.close()

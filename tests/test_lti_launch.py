@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -20,7 +22,9 @@ def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_meth
     response = launch(client, platform, login_method=login_method, user_id="stu-1")
     assert response.status_code == 302
     placement = ResourceLink.objects.get(resource_link_id="rl-1")
-    assert response["Location"] == reverse("assessments:placement", args=[placement.pk])
+    assert urlsplit(response["Location"]).path == reverse(
+        "assessments:placement", args=[placement.pk]
+    )
 
     page = client.get(response["Location"])
     assert page.status_code == 200
@@ -39,7 +43,8 @@ def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_meth
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
     response = launch(client, platform, user_id="teacher", roles=[ROLE + "Instructor"])
     placement = ResourceLink.objects.get()
-    assert response["Location"] == reverse("analytics:dashboard", args=[placement.pk])
+    dashboard = reverse("analytics:dashboard", args=[placement.pk])
+    assert urlsplit(response["Location"]).path == dashboard
     page = client.get(response["Location"]).content.decode()
     assert 'id="test-statistics"' in page
     assert reverse("assessments:manage", args=[placement.pk]) in page
