@@ -16,11 +16,11 @@ from django.conf import settings
 from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.views.decorators.cache import cache_control
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -29,7 +29,7 @@ from assessments.models import Quiz
 
 from . import claims as c
 from . import handoff, oidc
-from .access import cookie_blocked, grant_launch, placement_in_launch, placement_url
+from .access import grant_launch, placement_in_launch, placement_url
 from .deep_linking import lab_content_item, quiz_content_item, response_jwt
 from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
 from .errors import LaunchError
@@ -154,21 +154,25 @@ def launch(request: HttpRequest) -> HttpResponse:
             "data": settings_claim.get("data"),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
-        landing = reverse("lti:deep-link", args=[token])
+        response = redirect("lti:deep-link", token=token)
     else:
         landing = placement_url(result.placement, result.membership.role)
-    response = HttpResponseRedirect(handoff.with_handoff(request, landing))
+        response = HttpResponseRedirect(handoff.with_handoff(request, landing, language))
     if language:
         translation.activate(language)
-        response.set_cookie(
-            settings.LANGUAGE_COOKIE_NAME,
-            language,
-            max_age=365 * 24 * 3600,
-            secure=settings.LANGUAGE_COOKIE_SECURE,
-            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
-        )
+        _set_language_cookie(response, language)
     response.delete_cookie(oidc.STATE_COOKIE_PREFIX + state, path="/lti/")
     return response
+
+
+def _set_language_cookie(response: HttpResponse, language: str) -> None:
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=365 * 24 * 3600,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+    )
 
 
 def _platform_storage_check(request: HttpRequest, pending: oidc.LoginState) -> HttpResponse:
@@ -202,14 +206,13 @@ def jwks(request: HttpRequest) -> JsonResponse:
 def deep_link(request: HttpRequest, token: str) -> HttpResponse:
     pending = request.session.get(DEEP_LINK_SESSION_KEY, {}).get(token)
     if pending is None:
-        blocked = cookie_blocked(request)
-        if blocked is not None:
-            return blocked
         return refuse(
             request,
             _(
-                "This content selection has expired. Open the tool again from your course's "
-                "activity picker."
+                "This content selection has expired, or your browser blocks this tool's "
+                "cookies inside the LMS page (Safari does by default). Open the tool again "
+                "from your course's activity picker; if this page comes back, allow the "
+                "tool's cookies or add the activity from another browser."
             ),
             status=404,
         )
@@ -248,8 +251,6 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
             "lti/deep_link_return.html",
             {"return_url": pending["return_url"], "jwt": signed},
         )
-    if handoff.HANDOFF_PARAM in request.GET:
-        handoff.drop(request.GET[handoff.HANDOFF_PARAM])  # the cookie came; not needed
     if not form.is_bound:
         form.initial["title"] = _("Gradient checkpointing quiz")
     return render(
@@ -260,10 +261,17 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
     )
 
 
+@never_cache
 @require_GET
 def continue_in_window(request: HttpRequest, token: str) -> HttpResponse:
     """A launch's session, handed to a new window once (lti.handoff): the browser keeps the
-    tool's cookie there, as a first-party one, where it dropped it in the LMS page."""
+    tool's cookie there, as a first-party one, where it dropped it in the LMS page. Only the
+    tool's own page (or the address bar) may open it, not another site, and the session
+    gets a new key there, so no one else holds it."""
+    # A click on the tool's page is same-origin, an address typed in is "none"; a browser
+    # that sends no Sec-Fetch-Site is not asked.
+    if request.headers.get("Sec-Fetch-Site", "none") not in ("same-origin", "none"):
+        return refuse(request, _("Open the activity from the tool's own page."), status=403)
     found = handoff.take(request, token)
     session_store = import_module(settings.SESSION_ENGINE).SessionStore
     if found is None or not session_store().exists(found.session_key):
@@ -275,8 +283,12 @@ def continue_in_window(request: HttpRequest, token: str) -> HttpResponse:
             ),
         )
     request.session = session_store(found.session_key)
-    request.session.modified = True  # the session middleware sets its cookie on this response
-    return HttpResponseRedirect(found.next_url)
+    request.session.cycle_key()  # the session middleware sets its cookie on this response
+    rotate_token(request)
+    response = HttpResponseRedirect(found.next_url)
+    if found.language:
+        _set_language_cookie(response, found.language)
+    return response
 
 
 @xframe_options_exempt

@@ -59,13 +59,39 @@ def test_a_browser_that_dropped_the_cookie_continues_in_a_new_window(platform):
     assert again.status_code == 400 and "expired or was used" in again.content.decode()
 
 
-def test_a_handoff_serves_only_the_browser_that_launched(platform):
+def test_a_handoff_serves_only_the_browser_that_launched_and_only_from_the_tool(platform):
     _landing, token = landing_of(launch(Client(HTTP_USER_AGENT=SAFARI), platform))
     elsewhere = Client(HTTP_USER_AGENT="curl/8.5.0").get(f"/lti/handoff/{token}/")
     assert elsewhere.status_code == 400
     assert "_auth_user_id" not in elsewhere.wsgi_request.session
-    # The launching browser still can.
-    assert cookieless_browser().get(f"/lti/handoff/{token}/").status_code == 302
+    # A token that travelled to another browser is spent.
+    assert cookieless_browser().get(f"/lti/handoff/{token}/").status_code == 400
+
+    # Another site cannot sign a browser in with a handoff (an image, a redirect).
+    _landing, token = landing_of(launch(Client(HTTP_USER_AGENT=SAFARI), platform))
+    from_a_site = cookieless_browser().get(
+        f"/lti/handoff/{token}/", headers={"Sec-Fetch-Site": "cross-site"}
+    )
+    assert (
+        from_a_site.status_code == 403 and "_auth_user_id" not in from_a_site.wsgi_request.session
+    )
+    new_window = cookieless_browser()
+    handed = new_window.get(f"/lti/handoff/{token}/", headers={"Sec-Fetch-Site": "same-origin"})
+    assert handed.status_code == 302 and handed["Cache-Control"].startswith("max-age=0")
+
+
+def test_the_new_window_gets_the_session_under_a_new_key_and_the_launch_language(platform):
+    browser = Client(HTTP_USER_AGENT=SAFARI)
+    launched = launch(browser, platform, locale="ru-RU")
+    launch_key = launched.wsgi_request.session.session_key
+    _landing, token = landing_of(launched)
+    new_window = cookieless_browser()
+    handed = new_window.get(f"/lti/handoff/{token}/")
+    assert handed.cookies["django_language"].value == "ru"
+    assert new_window.session.session_key != launch_key
+    # Whoever held the launch's cookie holds nothing now.
+    assert browser.get(handed["Location"]).status_code == 403
+    assert "Начать" in new_window.get(handed["Location"]).content.decode()
 
 
 def test_a_landing_that_kept_its_cookie_drops_the_handoff(platform):
@@ -78,16 +104,14 @@ def test_a_landing_that_kept_its_cookie_drops_the_handoff(platform):
     assert refused.status_code == 403 and "Open this activity from your course" in refused.text
 
 
-def test_deep_linking_continues_in_a_new_window_too(platform):
+def test_deep_linking_says_what_to_do_when_the_cookie_is_blocked(platform):
+    """The content picker must answer the LMS from the LMS page: no new window for it."""
     launched = launch(
         Client(HTTP_USER_AGENT=SAFARI), platform, roles=[ROLE + "Instructor"], deep_link=True
     )
-    landing, token = landing_of(launched)
-    assert cookieless_browser().get(landing).status_code == 403
-    new_window = cookieless_browser()
-    handed = new_window.get(f"/lti/handoff/{token}/")
-    picker = new_window.get(handed["Location"])
-    assert picker.status_code == 200 and "Gradient checkpointing quiz" in picker.text
+    assert launched.status_code == 302 and "handoff" not in launched["Location"]
+    refused = cookieless_browser().get(launched["Location"])
+    assert refused.status_code == 404 and "blocks this tool&#x27;s cookies" in refused.text
 
 
 def test_without_the_cache_a_launch_lands_without_a_handoff(platform, monkeypatch):
