@@ -68,7 +68,7 @@ def launch_required(view: Any) -> Any:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
-            blocked = cookie_blocked(request)
+            blocked = _cookie_blocked(request)
             if blocked is not None:
                 return blocked
             raise PermissionDenied(
@@ -81,7 +81,7 @@ def launch_required(view: Any) -> Any:
     return wrapper
 
 
-def cookie_blocked(request: HttpRequest) -> HttpResponse | None:
+def _cookie_blocked(request: HttpRequest) -> HttpResponse | None:
     """For a launch's landing page that arrived without the launch's session (the browser
     blocks the tool's cookie in the LMS page): a page offering the activity in a new window.
     None for any other request."""
