@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 CHROMIUM = "/usr/bin/chromium"
+# The same patience for assertions as for actions (the pages set 10 s): on two cores shared
+# with another test worker running a lab, Playwright's default of 5 s was once too short.
+expect.set_options(timeout=10_000)
 AXE_SCRIPT = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
 CHROMIUM_ARGS = [
     "--no-sandbox",
