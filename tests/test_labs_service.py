@@ -57,6 +57,20 @@ def submit(placement, user, policy=SQRT, **kwargs) -> LabRun:
     return services.submit_run(placement=placement, user=user, policy=policy, **kwargs)
 
 
+def measured_run(placement, user, number: int, submitted_at, **fields) -> LabRun:
+    """A run already measured, made directly (the runner is not what these tests check)."""
+    return LabRun.objects.create(
+        placement=placement,
+        user=user,
+        number=number,
+        policy=SQRT,
+        submitted_at=submitted_at,
+        next_attempt_at=submitted_at,
+        status=RunStatus.SUCCEEDED,
+        **fields,
+    )
+
+
 def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fake_lms, lab):
     placement = graded_placement(fake_lms, lab)
     user = student(placement, "s1")
@@ -220,15 +234,8 @@ def test_at_the_due_time_grades_settle_from_the_runs_so_far(placed, course):
     now = timezone.now()
     services.update_schedule(placed, due_at=now + timedelta(hours=1), grading_method="last")
     for number, score in ((1, "0.9"), (2, "0.4")):
-        LabRun.objects.create(
-            placement=placed,
-            user=learner.user,
-            number=number,
-            policy=SQRT,
-            submitted_at=now + timedelta(minutes=number),
-            next_attempt_at=now,
-            status=RunStatus.SUCCEEDED,
-            score=Decimal(score),
+        measured_run(
+            placed, learner.user, number, now + timedelta(minutes=number), score=Decimal(score)
         )
     assert services.settle_due_labs(now) == 0  # not due yet
     assert services.settle_due_labs(now + timedelta(hours=2)) == 1
@@ -405,17 +412,7 @@ def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, course):
     learner, _ = course
     now = timezone.now()
     services.update_schedule(placed, due_at=now - timedelta(hours=1), late_policy="refuse")
-    LabRun.objects.create(
-        placement=placed,
-        user=learner.user,
-        number=1,
-        policy=SQRT,
-        submitted_at=now,
-        next_attempt_at=now,
-        is_late=True,
-        status=RunStatus.SUCCEEDED,
-        score=Decimal("0.8"),
-    )
+    measured_run(placed, learner.user, 1, now, is_late=True, score=Decimal("0.8"))
     services.refresh_lab_grade(user=learner.user, placement=placed)
     assert Grade.objects.get(user=learner.user).score_given == 0  # late, refused
     page = launched_client(learner)
@@ -530,15 +527,8 @@ def test_the_migration_marks_runs_late_by_the_due_time_in_force(placed, course):
     now = timezone.now()
     LabSchedule.objects.update_or_create(placement=placed, defaults={"due_at": now})
     for number, minutes, stale_mark in ((1, -5, True), (2, 5, False)):
-        LabRun.objects.create(
-            placement=placed,
-            user=learner.user,
-            number=number,
-            policy=SQRT,
-            submitted_at=now + timedelta(minutes=minutes),
-            next_attempt_at=now,
-            is_late=stale_mark,
-            status=RunStatus.SUCCEEDED,
+        measured_run(
+            placed, learner.user, number, now + timedelta(minutes=minutes), is_late=stale_mark
         )
     migration.mark_late_by_the_due_time_in_force(apps, None)
     assert dict(LabRun.objects.values_list("number", "is_late")) == {1: False, 2: True}
