@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench bench-load bench-answer-cost bench-dashboard bench-sync bench-labs vendor
+.PHONY: run test lint messages chromium bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
-bench: bench-load bench-answer-cost bench-dashboard bench-sync
+bench: bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync
 
 bench-load: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.load
@@ -69,6 +69,9 @@ bench-answer-cost: $(VENV)/.installed-dev
 
 bench-dashboard: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.dashboard
+
+bench-gradebook: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.gradebook
 
 bench-sync: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.grade_sync

@@ -15,9 +15,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from assessments.grading import grade_fraction, round_grade
 from assessments.models import Attempt, AttemptState, Grade, Response
 from assessments.selectors import attempt_policy
-from assessments.services import grade_fraction
 from lti.models import Membership, ResourceLink, Role
 
 BATCH = 5000
@@ -167,9 +167,9 @@ def generate_demo_data(
             Grade(
                 user_id=user_id,
                 placement=placement,
-                score_given=(
+                score_given=round_grade(
                     grade_fraction(method, [Decimal(a.score) / maximum for a in finished]) * maximum
-                ).quantize(Decimal("0.001")),
+                ),
                 score_maximum=maximum,
                 grading_method=method,
                 attempt_count=len(finished),

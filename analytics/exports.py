@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 
 from django.db.models import QuerySet
 
+from assessments.grading import plain_grade
 from assessments.models import Attempt, Grade, Response
 from labs.models import LabRun
 from lti.models import ResourceLink
@@ -54,8 +55,10 @@ EXPORTS: dict[str, tuple[Callable[[ResourceLink], QuerySet], Columns]] = {
         lambda placement: Grade.objects.filter(placement=placement).order_by("user_id"),
         [
             ("user_id", "user_id"), ("student", _student("")), ("score_given", "score_given"),
-            ("score_maximum", "score_maximum"), ("attempts", "attempt_count"),
-            ("is_overridden", "is_overridden"), ("updated_at", "updated_at"),
+            ("score_maximum", "score_maximum"), ("grading_method", "grading_method"),
+            ("attempts", "attempt_count"), ("counted_number", "counted_number"),
+            ("is_overridden", "is_overridden"), ("override_reason", "override_reason"),
+            ("override_reason_shared", "override_reason_shared"), ("updated_at", "updated_at"),
         ],
     ),
     "runs": (
@@ -65,11 +68,19 @@ EXPORTS: dict[str, tuple[Callable[[ResourceLink], QuerySet], Columns]] = {
             ("number", "number"), ("status", "status"), ("submitted_at", "submitted_at"),
             ("is_late", "is_late"), ("started_at", "started_at"),
             ("finished_at", "finished_at"), ("device", "device"), ("score", "score"),
-            ("peak_activation_bytes", "result__peak_activation_bytes"),
+            ("score_percent", "score"), ("peak_activation_bytes", "result__peak_activation_bytes"),
             ("recompute_flops", "result__recompute_flops"), ("error", "error"),
         ],
     ),
 }  # fmt: skip
+
+# Columns written by the grades' one rounding rule, so the file holds the number the pages
+# show and the LMS received (two decimals, a decimal point).
+FORMATTED: dict[str, Callable[[object], object]] = {
+    "score_given": plain_grade,
+    "score_maximum": plain_grade,
+    "score_percent": lambda score: plain_grade(score * 100) if score is not None else "",
+}
 
 
 def stream_csv(kind: str, placement: ResourceLink) -> Iterator[str]:
@@ -81,12 +92,15 @@ def stream_csv(kind: str, placement: ResourceLink) -> Iterator[str]:
     for row in rows_of(placement).values_list(*fields).iterator(chunk_size=CHUNK):
         values = iter(row)
         out = []
-        for _title, source in columns:
+        for title, source in columns:
             if isinstance(source, tuple):
                 name, username = next(values), next(values)
                 out.append(name or username)
             else:
                 value = next(values)
+                formatted = FORMATTED.get(title)
+                if formatted is not None:
+                    value = formatted(value)
                 out.append("" if value is None else value)
         yield writer.writerow([_inert(value) for value in out])
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from assessments.grading import GRADE_DECIMALS
 from assessments.models import (
     Attempt,
     Grade,
@@ -172,8 +175,17 @@ class SyncSerializer(serializers.Serializer):
     synced_at = serializers.DateTimeField(allow_null=True)
 
 
+def grade_field(**kwargs) -> serializers.DecimalField:
+    """A grade by the one rounding rule (docs/decisions.md §27), as a string: "84.38"."""
+    return serializers.DecimalField(
+        max_digits=9, decimal_places=GRADE_DECIMALS, rounding=ROUND_HALF_UP, **kwargs
+    )
+
+
 class GradeSerializer(serializers.ModelSerializer):
     user = UserSerializer()
+    score_given = grade_field(read_only=True)
+    score_maximum = grade_field(read_only=True)
     sync = serializers.SerializerMethodField()
 
     class Meta:
@@ -186,7 +198,10 @@ class GradeSerializer(serializers.ModelSerializer):
             "score_maximum",
             "grading_method",
             "attempt_count",
+            "counted_number",
             "is_overridden",
+            "override_reason",
+            "override_reason_shared",
             "updated_at",
             "sync",
         ]
@@ -205,6 +220,8 @@ class GradeSerializer(serializers.ModelSerializer):
 class OverrideSerializer(serializers.ModelSerializer):
     placement = serializers.IntegerField(source="grade.placement_id")
     user = serializers.IntegerField(source="grade.user_id")
+    previous_score = grade_field(read_only=True, allow_null=True)
+    score_given = grade_field(read_only=True)
     created_by = UserSerializer()
 
     class Meta:
@@ -216,6 +233,7 @@ class OverrideSerializer(serializers.ModelSerializer):
             "previous_score",
             "score_given",
             "reason",
+            "share_reason",
             "created_by",
             "created_at",
         ]
@@ -224,8 +242,15 @@ class OverrideSerializer(serializers.ModelSerializer):
 class OverrideInputSerializer(serializers.Serializer):
     placement = serializers.IntegerField(min_value=1)
     user = serializers.IntegerField(min_value=1)
-    score_given = serializers.DecimalField(max_digits=9, decimal_places=3)
+    score_given = serializers.DecimalField(max_digits=9, decimal_places=GRADE_DECIMALS)
     reason = serializers.CharField(max_length=2000, allow_blank=False, trim_whitespace=True)
+    share_reason = serializers.BooleanField(
+        default=False, help_text="Show the reason to the student beside the grade."
+    )
+
+
+class ClearOverrideInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, required=False, default="")
 
 
 class RegradeSerializer(serializers.ModelSerializer):
@@ -236,17 +261,58 @@ class RegradeSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "placement",
+            "cause",
             "created_by",
             "created_at",
             "attempts_changed",
             "grades_changed",
             "report",
+            "grades_report",
         ]
         read_only_fields = fields
 
 
 class RegradeInputSerializer(serializers.Serializer):
     placement = serializers.IntegerField(min_value=1)
+    preview = serializers.BooleanField(
+        default=False, help_text="Only say what the regrade would change (nothing is written)."
+    )
+    expected = serializers.CharField(
+        required=False,
+        max_length=64,
+        help_text="A preview's fingerprint: refuse (409) unless the regrade does exactly that.",
+    )
+
+
+class AttemptRescoreSerializer(serializers.Serializer):
+    attempt = serializers.CharField(source="public_id")
+    user_id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    old_score = serializers.IntegerField()
+    new_score = serializers.IntegerField()
+
+
+class GradeShiftSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    name = serializers.CharField()
+    old_score = grade_field(allow_null=True)
+    new_score = grade_field()
+    score_maximum = grade_field()
+    overridden = serializers.BooleanField(help_text="Overridden: the grade stays as staff set it.")
+
+
+class RegradePreviewSerializer(serializers.Serializer):
+    fingerprint = serializers.CharField()
+    attempts_changed = serializers.SerializerMethodField()
+    grades_changed = serializers.SerializerMethodField()
+    report = AttemptRescoreSerializer(source="rescored", many=True)
+    grades_report = GradeShiftSerializer(source="shifts", many=True)
+
+    def get_attempts_changed(self, plan) -> int:
+        return len(plan.rescored)
+
+    def get_grades_changed(self, plan) -> int:
+        return len(plan.changes)
 
 
 class RosterSerializer(serializers.ModelSerializer):

@@ -17,6 +17,7 @@ from analytics.selectors import COUNTING_RULES, lab_dashboard, quiz_dashboard
 from assessments import services as assessment_services
 from assessments.errors import AssessmentError
 from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
+from assessments.selectors import regrade_plan
 from gradesync.models import GradeSync
 from labs.models import LabRun
 from lti.models import Context, Membership, ResourceLink
@@ -190,6 +191,27 @@ class GradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
             )
         )
 
+    @extend_schema(
+        request=serializers.ClearOverrideInputSerializer, responses=serializers.GradeSerializer
+    )
+    @action(detail=True, methods=["post"], url_path="clear-override")
+    def clear_override(self, request, pk=None):
+        """Give an overridden grade back to the rules (staff with write access)."""
+        data = serializers.ClearOverrideInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        grade = self.get_object()
+        placement = self.staff_placement(grade.placement_id, write=True)
+        try:
+            assessment_services.clear_override(
+                placement=placement,
+                user=grade.user,
+                actor=request.user,
+                reason=data.validated_data["reason"],
+            )
+        except AssessmentError as error:
+            return domain_error(error)
+        return ApiResponse(serializers.GradeSerializer(self.get_object()).data)
+
 
 class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin):
     """The audit trail of grade overrides; staff with write access create them."""
@@ -224,6 +246,7 @@ class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMi
                 user=member.user,
                 score_given=data.validated_data["score_given"],
                 reason=data.validated_data["reason"],
+                share_reason=data.validated_data["share_reason"],
                 actor=request.user,
             )
         except AssessmentError as error:
@@ -233,7 +256,8 @@ class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMi
 
 
 class RegradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin):
-    """Recompute a placement's attempts against the quiz's current key (after a key change)."""
+    """Recompute a placement's grades by its rules in force (a quiz's attempts against its
+    current key too); ``preview`` says what that would change without writing."""
 
     queryset = Regrade.objects.none()  # for the schema; get_queryset scopes it
 
@@ -248,15 +272,27 @@ class RegradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMix
         return queryset
 
     @extend_schema(
-        request=serializers.RegradeInputSerializer, responses={201: serializers.RegradeSerializer}
+        request=serializers.RegradeInputSerializer,
+        responses={
+            201: serializers.RegradeSerializer,
+            200: serializers.RegradePreviewSerializer,
+        },
     )
     def create(self, request, *args, **kwargs):
         data = serializers.RegradeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         placement = self.staff_placement(data.validated_data["placement"], write=True)
-        if placement.quiz_id is None:
-            raise ValidationError({"placement": "Only quiz placements can be regraded."})
-        regrade = assessment_services.regrade_placement(placement=placement, actor=request.user)
+        if data.validated_data["preview"]:
+            plan = regrade_plan(placement, apply_key=placement.quiz_id is not None)
+            return ApiResponse(serializers.RegradePreviewSerializer(plan).data)
+        try:
+            regrade = assessment_services.regrade_placement(
+                placement=placement,
+                actor=request.user,
+                expected=data.validated_data.get("expected"),
+            )
+        except AssessmentError as error:
+            return domain_error(error)
         return ApiResponse(
             serializers.RegradeSerializer(regrade).data, status=status.HTTP_201_CREATED
         )

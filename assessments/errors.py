@@ -31,3 +31,9 @@ class InvalidInput(AssessmentError):
     """A staff action with values that cannot be applied (out of range, missing reason)."""
 
     status_code = 400
+
+
+class PreviewOutdated(AssessmentError):
+    """A regrade confirmed from a preview that no longer matches what it would do."""
+
+    status_code = 409

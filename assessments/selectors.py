@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce, Concat, NullIf, Trim
 
-from lti.models import ResourceLink
+from gradesync.models import GradeSync
+from lti.models import Membership, ResourceLink, Role
 
+from .grading import quiz_grade, round_grade
 from .models import (
     Attempt,
     AttemptState,
     Grade,
+    GradeChange,
     GradingMethod,
     Option,
     Question,
     QuizVersion,
+    Response,
 )
 
 
@@ -210,7 +229,7 @@ class PlacementOverview:
     def grade_percent(self) -> Decimal | None:
         if self.grade is None or not self.grade.score_maximum:
             return None
-        return (self.grade.score_given * 100 / self.grade.score_maximum).quantize(Decimal("0.1"))
+        return round_grade(self.grade.score_given * 100 / self.grade.score_maximum)
 
 
 def placement_overview(
@@ -231,34 +250,13 @@ def placement_overview(
     )
 
 
-@dataclass(frozen=True)
-class GradeRow:
-    user_id: int
-    name: str
-    score_given: Decimal
-    score_maximum: Decimal
-    attempt_count: int
-    updated_at: object
-
-
-def placement_grades(placement: ResourceLink) -> list[GradeRow]:
-    """Every student's current grade on the placement, one query."""
-    grades = Grade.objects.filter(placement=placement).select_related("user", "user__lti_user")
-    rows = []
-    for grade in grades.order_by("user__last_name", "user__first_name", "user__username"):
-        lti_user = getattr(grade.user, "lti_user", None)
-        name = (lti_user.name if lti_user else "") or grade.user.get_full_name()
-        rows.append(
-            GradeRow(
-                user_id=grade.user_id,
-                name=name or grade.user.get_username(),
-                score_given=grade.score_given,
-                score_maximum=grade.score_maximum,
-                attempt_count=grade.attempt_count,
-                updated_at=grade.updated_at,
-            )
-        )
-    return rows
+def activity_title(placement: ResourceLink, language: str) -> str:
+    """The placement's title in the course, else its quiz's or lab's title."""
+    if placement.title:
+        return placement.title
+    if placement.lab_id is not None:
+        return localized(placement.lab.title, language)
+    return localized(placement.quiz.current_version.title, language)
 
 
 def placement_score_maximum(placement: ResourceLink) -> Decimal:
@@ -268,3 +266,363 @@ def placement_score_maximum(placement: ResourceLink) -> Decimal:
 
         return LAB_SCORE_MAXIMUM
     return Decimal(version_layout(placement.quiz.current_version_id).question_count)
+
+
+@dataclass(frozen=True)
+class PlannedGrade:
+    """A student's grade by the placement's rules in force (and, for a regrade, the current
+    key), rounded by the one rule."""
+
+    user_id: int
+    score_given: Decimal
+    score_maximum: Decimal
+    grading_method: str
+    counted: int
+    counted_number: int | None
+
+
+@dataclass(frozen=True)
+class AttemptRescore:
+    attempt_id: int
+    public_id: str
+    user_id: int
+    number: int
+    old_score: int
+    new_score: int
+
+
+@dataclass(frozen=True)
+class GradeShift:
+    """A grade the recomputation moves; an overridden one stays as staff set it."""
+
+    user_id: int
+    name: str
+    old_score: Decimal | None
+    new_score: Decimal
+    score_maximum: Decimal
+    overridden: bool
+
+
+@dataclass(frozen=True)
+class RegradePlan:
+    """What recomputing the placement's grades would change. A regrade applies exactly this
+    plan: it computes it again under its locks and refuses when it differs from the plan a
+    preview showed (the fingerprint)."""
+
+    planned: dict[int, PlannedGrade]
+    rescored: list[AttemptRescore]
+    shifts: list[GradeShift]
+    marked_correct: list[int]
+    marked_wrong: list[int]
+
+    @property
+    def changes(self) -> list[GradeShift]:
+        return [shift for shift in self.shifts if not shift.overridden]
+
+    @property
+    def kept_overrides(self) -> list[GradeShift]:
+        return [shift for shift in self.shifts if shift.overridden]
+
+    @property
+    def fingerprint(self) -> str:
+        seen = {
+            "attempts": [(r.attempt_id, r.old_score, r.new_score) for r in self.rescored],
+            "grades": [
+                (s.user_id, str(s.old_score), str(s.new_score), str(s.score_maximum), s.overridden)
+                for s in self.shifts
+            ],
+        }
+        return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _key_flips(placement: ResourceLink) -> tuple[list[int], list[int], dict[int, int]]:
+    """Responses whose correctness the quiz's current key changes, matched by the stable keys
+    of question and option (a response the current version cannot match keeps its mark):
+    the ids now right, the ids now wrong, and the change of score per attempt."""
+    matching = Option.objects.filter(
+        question__version_id=placement.quiz.current_version_id,
+        question__key=OuterRef("question__key"),
+        key=OuterRef("option__key"),
+    )
+    rows = (
+        Response.objects.filter(attempt__placement=placement, attempt__state=AttemptState.FINISHED)
+        .annotate(known=Exists(matching), right=Exists(matching.filter(is_correct=True)))
+        .filter(known=True)
+        .filter(Q(is_correct=True, right=False) | Q(is_correct=False, right=True))
+        .values_list("pk", "attempt_id", "right")
+    )
+    now_right, now_wrong, delta = [], [], {}
+    for pk, attempt_id, right in rows:
+        (now_right if right else now_wrong).append(pk)
+        delta[attempt_id] = delta.get(attempt_id, 0) + (1 if right else -1)
+    return now_right, now_wrong, delta
+
+
+def _quiz_plan(
+    placement: ResourceLink, apply_key: bool, user_id: int | None
+) -> tuple[dict[int, PlannedGrade], list[AttemptRescore], list[int], list[int]]:
+    policy = attempt_policy(placement)
+    maximum = placement_score_maximum(placement)
+    now_right, now_wrong, delta = _key_flips(placement) if apply_key else ([], [], {})
+    attempts = Attempt.objects.filter(placement=placement, state=AttemptState.FINISHED)
+    if user_id is not None:
+        attempts = attempts.filter(user_id=user_id)
+    finished: dict[int, list[tuple[int, Decimal]]] = {}
+    rescored = []
+    for pk, public_id, student, number, score, max_score in attempts.order_by(
+        "user_id", "number"
+    ).values_list("pk", "public_id", "user_id", "number", "score", "max_score"):
+        new_score = score + delta.get(pk, 0)
+        if new_score != score:
+            rescored.append(AttemptRescore(pk, str(public_id), student, number, score, new_score))
+        finished.setdefault(student, []).append((number, Decimal(new_score) / Decimal(max_score)))
+    planned = {}
+    for student, rows in finished.items():
+        computed = quiz_grade(policy.grading_method, rows, policy.max_attempts)
+        if computed is not None:
+            planned[student] = PlannedGrade(
+                student,
+                round_grade(computed.fraction * maximum),
+                maximum,
+                policy.grading_method,
+                computed.counted,
+                computed.counted_number,
+            )
+    return planned, rescored, now_right, now_wrong
+
+
+def _lab_plan(placement: ResourceLink, user_id: int | None) -> dict[int, PlannedGrade]:
+    from labs.grading import LAB_SCORE_MAXIMUM
+    from labs.selectors import lab_grades, lab_policy
+
+    rules = lab_policy(placement)
+    return {
+        student: PlannedGrade(
+            student,
+            round_grade(computed.fraction * LAB_SCORE_MAXIMUM),
+            LAB_SCORE_MAXIMUM,
+            rules.grading_method,
+            computed.counted,
+            computed.counted_number,
+        )
+        for student, computed in lab_grades(placement, rules, user_id=user_id).items()
+    }
+
+
+def regrade_plan(
+    placement: ResourceLink, *, apply_key: bool = True, user_id: int | None = None
+) -> RegradePlan:
+    """Every student's grade on the placement by its rules in force (a quiz's attempts
+    against the current key when ``apply_key``), and what that would change."""
+    if placement.lab_id is not None:
+        planned, rescored, now_right, now_wrong = _lab_plan(placement, user_id), [], [], []
+    else:
+        planned, rescored, now_right, now_wrong = _quiz_plan(placement, apply_key, user_id)
+    current = {
+        row[0]: row[1:]
+        for row in Grade.objects.filter(placement=placement).values_list(
+            "user_id", "score_given", "score_maximum", "is_overridden"
+        )
+    }
+    moved = []
+    for student, plan in planned.items():
+        old_score, old_maximum, overridden = current.get(student, (None, None, False))
+        if (old_score, old_maximum) != (plan.score_given, plan.score_maximum):
+            moved.append((student, old_score, plan, overridden))
+    names = student_names([student for student, *_rest in moved])
+    shifts = [
+        GradeShift(student, names.get(student, ""), old, plan.score_given, plan.score_maximum, kept)
+        for student, old, plan, kept in sorted(moved, key=lambda row: names.get(row[0], ""))
+    ]
+    return RegradePlan(planned, rescored, shifts, now_right, now_wrong)
+
+
+def student_name_expression() -> Coalesce:
+    """A user's name as the LMS sent it, else their full name, else the username (SQL)."""
+    full = Trim(Concat("first_name", Value(" "), "last_name"))
+    return Coalesce(NullIf("lti_user__name", Value("")), NullIf(full, Value("")), "username")
+
+
+def student_names(user_ids: list[int]) -> dict[int, str]:
+    users = get_user_model().objects.filter(pk__in=user_ids)
+    return dict(users.annotate(shown=student_name_expression()).values_list("pk", "shown"))
+
+
+# The grades page's orders: a key of the query string to the columns it sorts by.
+GRADE_TABLE_SORTS: dict[str, tuple[str, ...]] = {
+    "name": ("shown", "pk"),
+    "-name": ("-shown", "-pk"),
+    "grade": ("score_given", "shown", "pk"),
+    "-grade": ("-score_given", "shown", "pk"),
+    "attempts": ("tries", "shown", "pk"),
+    "-attempts": ("-tries", "shown", "pk"),
+    "sync": ("sync_state", "shown", "pk"),
+    "-sync": ("-sync_state", "shown", "pk"),
+    "updated": ("updated_at", "shown", "pk"),
+    "-updated": ("-updated_at", "shown", "pk"),
+}
+GRADE_TABLE_PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class Try:
+    """One attempt or run of a student, as the grades page lists it."""
+
+    number: int
+    state: str
+    score: Decimal | None
+    maximum: Decimal | None
+    is_late: bool = False
+
+
+@dataclass(frozen=True)
+class GradeTableRow:
+    user_id: int
+    name: str
+    username: str
+    score_given: Decimal | None
+    score_maximum: Decimal | None
+    grading_method: str | None
+    counted: int | None
+    counted_number: int | None
+    is_overridden: bool
+    override_reason: str
+    override_reason_shared: bool
+    updated_at: object
+    tries: list[Try]
+    sync: GradeSync | None
+
+
+@dataclass(frozen=True)
+class GradeTable:
+    rows: list[GradeTableRow]
+    page: Page
+    search: str
+    sort: str
+    is_lab: bool
+
+
+def grade_table(
+    placement: ResourceLink,
+    *,
+    search: str = "",
+    sort: str = "name",
+    page: object = 1,
+    per_page: int = GRADE_TABLE_PAGE_SIZE,
+) -> GradeTable:
+    """One page of the placement's students (every learner of the course's roster, and
+    anyone with an attempt, a run or a grade there) with their grade, how it was reached,
+    their attempts or runs and the grade's sync state. Searching, sorting and counting run in
+    SQL, so a class of thousands costs a few queries."""
+    from labs.models import LabRun
+
+    is_lab = placement.lab_id is not None
+    work = (LabRun if is_lab else Attempt).objects.filter(placement=placement)
+    graded = Grade.objects.filter(placement=placement)
+    roster = Membership.objects.filter(
+        context_id=placement.context_id, role=Role.LEARNER, is_active=True
+    )
+    newest_sync = GradeSync.objects.filter(placement=placement, user_id=OuterRef("pk")).order_by(
+        "-created_at", "-pk"
+    )
+    tries = (
+        work.filter(user_id=OuterRef("pk")).values("user_id").annotate(n=Count("pk")).values("n")
+    )
+    students = (
+        get_user_model()
+        .objects.filter(
+            Q(pk__in=roster.values("user_id"))
+            | Q(pk__in=work.values("user_id"))
+            | Q(pk__in=graded.values("user_id"))
+        )
+        .annotate(
+            grade=FilteredRelation("quiz_grades", condition=Q(quiz_grades__placement=placement))
+        )
+        .annotate(
+            shown=student_name_expression(),
+            score_given=F("grade__score_given"),
+            score_maximum=F("grade__score_maximum"),
+            grading_method=F("grade__grading_method"),
+            counted=F("grade__attempt_count"),
+            counted_number=F("grade__counted_number"),
+            is_overridden=F("grade__is_overridden"),
+            override_reason=F("grade__override_reason"),
+            override_reason_shared=F("grade__override_reason_shared"),
+            updated_at=F("grade__updated_at"),
+            tries=Coalesce(Subquery(tries), 0),
+            sync_id=Subquery(newest_sync.values("pk")[:1]),
+            sync_state=Subquery(newest_sync.values("state")[:1]),
+        )
+    )
+    search = search.strip()[:100]
+    if search:
+        students = students.filter(
+            Q(shown__icontains=search)
+            | Q(username__icontains=search)
+            | Q(lti_user__email__icontains=search)
+        )
+    sort = sort if sort in GRADE_TABLE_SORTS else "name"
+    ordering = [
+        F(column[1:]).desc(nulls_last=True)
+        if column.startswith("-")
+        else F(column).asc(nulls_last=True)
+        for column in GRADE_TABLE_SORTS[sort]
+    ]
+    fields = (
+        "pk", "shown", "username", "score_given", "score_maximum", "grading_method", "counted",
+        "counted_number", "is_overridden", "override_reason", "override_reason_shared",
+        "updated_at", "sync_id",
+    )  # fmt: skip
+    shown_page = Paginator(students.order_by(*ordering).values(*fields), per_page).get_page(page)
+    found = list(shown_page.object_list)
+    ids = [row["pk"] for row in found]
+    by_student: dict[int, list[Try]] = {}
+    if is_lab:
+        for student, number, status, score, is_late in (
+            work.filter(user_id__in=ids)
+            .order_by("user_id", "number")
+            .values_list("user_id", "number", "status", "score", "is_late")
+        ):
+            percent = None if score is None else score * 100
+            by_student.setdefault(student, []).append(
+                Try(number, status, percent, Decimal(100) if score is not None else None, is_late)
+            )
+    else:
+        for student, number, state, score, maximum in (
+            work.filter(user_id__in=ids)
+            .order_by("user_id", "number")
+            .values_list("user_id", "number", "state", "score", "max_score")
+        ):
+            by_student.setdefault(student, []).append(
+                Try(number, state, None if score is None else Decimal(score), Decimal(maximum))
+            )
+    syncs = GradeSync.objects.in_bulk([row["sync_id"] for row in found if row["sync_id"]])
+    rows = [
+        GradeTableRow(
+            user_id=row["pk"],
+            name=row["shown"],
+            username=row["username"],
+            score_given=row["score_given"],
+            score_maximum=row["score_maximum"],
+            grading_method=row["grading_method"],
+            counted=row["counted"],
+            counted_number=row["counted_number"],
+            is_overridden=bool(row["is_overridden"]),
+            override_reason=row["override_reason"] or "",
+            override_reason_shared=bool(row["override_reason_shared"]),
+            updated_at=row["updated_at"],
+            tries=by_student.get(row["pk"], []),
+            sync=syncs.get(row["sync_id"]),
+        )
+        for row in found
+    ]
+    return GradeTable(rows=rows, page=shown_page, search=search, sort=sort, is_lab=is_lab)
+
+
+def grade_changes(placement: ResourceLink, limit: int = 50) -> QuerySet[GradeChange]:
+    """The placement's latest audited grade changes, newest first."""
+    return (
+        GradeChange.objects.filter(placement=placement)
+        .select_related("user__lti_user", "actor__lti_user")
+        .order_by("-created_at", "-pk")[:limit]
+    )

@@ -18,15 +18,24 @@ from django.utils.translation import gettext as _
 
 from gradesync.services import record_grade_change
 from lti.models import ResourceLink
+from lti.services import update_placement
 
 from .content import QuizContent
-from .errors import AnswerConflict, AttemptLimitReached, InvalidAnswer, InvalidInput
+from .errors import (
+    AnswerConflict,
+    AttemptLimitReached,
+    InvalidAnswer,
+    InvalidInput,
+    PreviewOutdated,
+)
+from .grading import GRADE_DECIMALS, quiz_grade, round_grade
 from .models import (
     Attempt,
     AttemptState,
+    ChangeCause,
     Grade,
+    GradeChange,
     GradeOverride,
-    GradingMethod,
     Option,
     Question,
     Quiz,
@@ -34,7 +43,14 @@ from .models import (
     Regrade,
     Response,
 )
-from .selectors import attempt_policy, is_last_question, placement_score_maximum, version_layout
+from .selectors import (
+    PlannedGrade,
+    attempt_policy,
+    is_last_question,
+    placement_score_maximum,
+    regrade_plan,
+    version_layout,
+)
 
 
 @dataclass(frozen=True)
@@ -312,14 +328,12 @@ def _finish_attempt(
     refresh_grade(user=user, placement=placement)
 
 
-def _mark_counted_attempts(
-    user: AbstractBaseUser, placement: ResourceLink
-) -> list[tuple[int, int]]:
+def _mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[int, int, int]]:
     """Flag the student's last and highest-scoring finished attempts on the placement,
-    writing only the rows whose flags change; the finished attempts' (score, max_score) in
-    order. The student's attempts there are locked first, so a finish and a regrade of the
-    same student take turns."""
-    rows = Attempt.objects.filter(user=user, placement=placement).select_for_update()
+    writing only the rows whose flags change; the finished attempts' (number, score,
+    max_score) in order. The student's attempts there are locked first, so a finish and a
+    regrade of the same student take turns."""
+    rows = Attempt.objects.filter(user_id=user_id, placement=placement).select_for_update()
     finished = sorted(
         row[1:]
         for row in rows.values_list(
@@ -341,34 +355,20 @@ def _mark_counted_attempts(
             is_last_finished=Case(When(pk=last, then=True), default=False),
             is_highest=Case(When(pk=highest, then=True), default=False),
         )
-    return [(score, maximum) for _number, _pk, score, maximum, _last, _highest in finished]
+    return [(number, score, maximum) for number, _pk, score, maximum, _last, _high in finished]
 
 
-def grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
-    """The grade, as a fraction of the maximum, from the fractions of each finished attempt
-    in order, by the grading method."""
-    if method == GradingMethod.FIRST:
-        return fractions_by_number[0]
-    if method == GradingMethod.LAST:
-        return fractions_by_number[-1]
-    if method == GradingMethod.AVERAGE:
-        return sum(fractions_by_number) / len(fractions_by_number)
-    return max(fractions_by_number)
-
-
-def _locked_grade(
-    user: AbstractBaseUser, placement: ResourceLink, method: str
-) -> tuple[Grade, bool]:
+def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[Grade, bool]:
     """The student's grade row, locked for this transaction; made (as a placeholder the
     caller fills in) when there is none. A concurrent first grade (a student finishing while
     staff override) waits on the unique index, then takes the row the other one made."""
-    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    grade = Grade.objects.select_for_update().filter(user_id=user_id, placement=placement).first()
     if grade is not None:
         return grade, False
     try:
         with transaction.atomic():
             grade = Grade.objects.create(
-                user=user,
+                user_id=user_id,
                 placement=placement,
                 score_given=0,
                 score_maximum=0,
@@ -378,7 +378,7 @@ def _locked_grade(
             )
         return grade, True
     except IntegrityError:
-        return Grade.objects.select_for_update().get(user=user, placement=placement), False
+        return Grade.objects.select_for_update().get(user_id=user_id, placement=placement), False
 
 
 # Part of the caller's transaction when there is one (no savepoint: nothing here is
@@ -388,19 +388,48 @@ def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade |
     """Recompute which of the student's finished attempts on the placement count (the last,
     the highest) and their grade there. A changed grade is queued for the LMS gradebook in
     the same transaction."""
-    method = attempt_policy(placement).grading_method
-    finished = _mark_counted_attempts(user, placement)
-    if not finished:
+    policy = attempt_policy(placement)
+    finished = _mark_counted_attempts(user.pk, placement)
+    computed = quiz_grade(
+        policy.grading_method,
+        [(number, Decimal(score) / Decimal(maximum)) for number, score, maximum in finished],
+        policy.max_attempts,
+    )
+    if computed is None:
         return None
-    fractions = [Decimal(score) / Decimal(maximum) for score, maximum in finished]
     return set_placement_grade(
         user=user,
         placement=placement,
-        fraction=grade_fraction(method, fractions),
+        fraction=computed.fraction,
         score_maximum=placement_score_maximum(placement),
-        grading_method=method,
-        counted=len(finished),
+        grading_method=policy.grading_method,
+        counted=computed.counted,
+        counted_number=computed.counted_number,
     )
+
+
+def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
+    """Store the computed grade on the locked row; True when its score changed, which queues
+    it for the gradebook. An overridden grade keeps its score (only what counted is noted)."""
+    bookkeeping = {
+        "grading_method": planned.grading_method,
+        "attempt_count": planned.counted,
+        "counted_number": planned.counted_number,
+    }
+    fields = [name for name, value in bookkeeping.items() if getattr(grade, name) != value]
+    for name in fields:
+        setattr(grade, name, bookkeeping[name])
+    score = (planned.score_given, planned.score_maximum)
+    changed = not grade.is_overridden and (grade.score_given, grade.score_maximum) != score
+    if changed:
+        grade.score_given, grade.score_maximum = score
+        grade.updated_at = timezone.now()
+        fields += ["score_given", "score_maximum", "updated_at"]
+    if fields:
+        grade.save(update_fields=fields)
+    if changed:
+        record_grade_change(grade)
+    return changed
 
 
 # Part of the caller's transaction when there is one (no savepoint: nothing here is
@@ -414,27 +443,54 @@ def set_placement_grade(
     score_maximum: Decimal,
     grading_method: str,
     counted: int,
+    counted_number: int | None = None,
 ) -> Grade:
     """Record the student's grade on any activity (the quiz, a lab) as a fraction of its
-    maximum. A changed grade is queued for the LMS gradebook in the same transaction; an
-    overridden one stays as staff set it."""
-    score_given = (fraction * score_maximum).quantize(Decimal("0.001"))
-    grade, created = _locked_grade(user, placement, grading_method)
-    if not created and (
-        grade.is_overridden
-        or (grade.score_given, grade.score_maximum) == (score_given, score_maximum)
-    ):
-        grade.attempt_count = counted
-        grade.save(update_fields=["attempt_count"])
-        return grade  # unchanged: nothing new for the gradebook
-    grade.score_given = score_given
-    grade.score_maximum = score_maximum
-    grade.grading_method = grading_method
-    grade.attempt_count = counted
-    grade.updated_at = timezone.now()
-    grade.save()
-    record_grade_change(grade)
+    maximum, rounded by the one rule. A changed grade is queued for the LMS gradebook in the
+    same transaction; an overridden one stays as staff set it."""
+    planned = PlannedGrade(
+        user.pk,
+        round_grade(fraction * score_maximum),
+        score_maximum,
+        grading_method,
+        counted,
+        counted_number,
+    )
+    grade, _created = _locked_grade(user.pk, placement, grading_method)
+    _write_grade(grade, planned)
     return grade
+
+
+def _audit(
+    grade: Grade,
+    *,
+    cause: str,
+    previous: Decimal | None,
+    was_overridden: bool,
+    actor: AbstractBaseUser | None,
+    reason: str = "",
+) -> GradeChange:
+    return GradeChange.objects.create(
+        grade=grade,
+        placement_id=grade.placement_id,
+        user_id=grade.user_id,
+        cause=cause,
+        previous_score=previous,
+        new_score=grade.score_given,
+        score_maximum=grade.score_maximum,
+        was_overridden=was_overridden,
+        is_overridden=grade.is_overridden,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def _activity_method(placement: ResourceLink) -> str:
+    if placement.quiz_id:
+        return attempt_policy(placement).grading_method
+    from labs.selectors import lab_policy
+
+    return lab_policy(placement).grading_method
 
 
 @transaction.atomic
@@ -445,9 +501,11 @@ def override_grade(
     score_given: Decimal,
     reason: str,
     actor: AbstractBaseUser,
+    share_reason: bool = False,
 ) -> GradeOverride:
-    """Staff set a student's grade by hand. Recorded with who, when and why; the grade goes to
-    the gradebook like any change, and later attempts no longer change it."""
+    """Staff set a student's grade by hand. Recorded with who, when and why (shown to the
+    student when ``share_reason``); a changed score goes to the gradebook like any change,
+    and later attempts no longer change it."""
     reason = reason.strip()
     if not reason:
         raise InvalidInput(_("An override needs a reason."))
@@ -456,77 +514,215 @@ def override_grade(
         raise InvalidInput(
             _("The score must be between 0 and %(maximum)s.") % {"maximum": score_maximum}
         )
-    method = (
-        attempt_policy(placement).grading_method if placement.quiz_id else GradingMethod.HIGHEST
-    )
-    grade, created = _locked_grade(user, placement, method)
+    if round_grade(score_given) != score_given:
+        raise InvalidInput(
+            _("A grade has at most %(decimals)s decimals.") % {"decimals": GRADE_DECIMALS}
+        )
+    grade, created = _locked_grade(user.pk, placement, _activity_method(placement))
     previous = None if created else grade.score_given
-    grade.score_given = score_given.quantize(Decimal("0.001"))
+    was_overridden = grade.is_overridden
+    changed = created or (grade.score_given, grade.score_maximum) != (score_given, score_maximum)
+    grade.score_given = score_given
     grade.score_maximum = score_maximum
     grade.is_overridden = True
-    grade.updated_at = timezone.now()
+    grade.override_reason = reason
+    grade.override_reason_shared = share_reason
+    if changed:
+        grade.updated_at = timezone.now()
     grade.save()
     override = GradeOverride.objects.create(
         grade=grade,
         previous_score=previous,
         score_given=grade.score_given,
         reason=reason,
+        share_reason=share_reason,
         created_by=actor,
     )
-    record_grade_change(grade)
+    _audit(
+        grade,
+        cause=ChangeCause.OVERRIDE,
+        previous=previous,
+        was_overridden=was_overridden,
+        actor=actor,
+        reason=reason,
+    )
+    if changed:
+        record_grade_change(grade)
     return override
 
 
 @transaction.atomic
-def regrade_placement(*, placement: ResourceLink, actor: AbstractBaseUser) -> Regrade:
-    """Recompute every finished attempt of the placement against the quiz's current key,
-    matching questions and options by their stable keys, and refresh the grades of the
-    students whose scores changed (only changed grades go to the gradebook)."""
-    current = placement.quiz.current_version
-    key = {
-        (option.question.key, option.key): option.is_correct
-        for option in Option.objects.filter(question__version=current).select_related("question")
-    }
-    responses = (
-        Response.objects.filter(attempt__placement=placement, attempt__state=AttemptState.FINISHED)
-        .select_related("question", "option", "attempt__user")
-        .select_for_update(of=("self",))
+def clear_override(
+    *, placement: ResourceLink, user: AbstractBaseUser, actor: AbstractBaseUser, reason: str = ""
+) -> Grade:
+    """Staff give the grade back to the rules: it becomes what the student's attempts or
+    runs give, and goes to the gradebook if that differs from the override."""
+    grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    if grade is None or not grade.is_overridden:
+        raise InvalidInput(_("This grade is not overridden."))
+    planned = regrade_plan(placement, apply_key=False, user_id=user.pk).planned.get(user.pk)
+    if planned is None:
+        raise InvalidInput(
+            _(
+                "This student has nothing graded here yet, so there is no grade to go back "
+                "to; change the override instead."
+            )
+        )
+    previous = grade.score_given
+    grade.is_overridden = False
+    grade.override_reason = ""
+    grade.override_reason_shared = False
+    grade.save(update_fields=["is_overridden", "override_reason", "override_reason_shared"])
+    _write_grade(grade, planned)
+    _audit(
+        grade,
+        cause=ChangeCause.OVERRIDE_CLEARED,
+        previous=previous,
+        was_overridden=True,
+        actor=actor,
+        reason=reason.strip(),
     )
-    changed_attempts: dict[int, Attempt] = {}
-    for response in responses:
-        correct = key.get((response.question.key, response.option.key), response.is_correct)
-        if correct != response.is_correct:
-            response.is_correct = correct
-            response.save(update_fields=["is_correct"])
-            changed_attempts[response.attempt_id] = response.attempt
-    report = []
-    for attempt in changed_attempts.values():
-        new_score = attempt.responses.filter(is_correct=True).count()
-        report.append(
-            {
-                "attempt": str(attempt.public_id),
-                "user_id": attempt.user_id,
-                "old_score": attempt.score,
-                "new_score": new_score,
-            }
+    return grade
+
+
+def _lock_class(placement: ResourceLink) -> None:
+    """Lock the placement's attempts or runs, then its grades (the order a finishing attempt
+    or run takes them in), so nothing grades a student of the class meanwhile."""
+    from labs.models import LabRun
+
+    work = LabRun if placement.lab_id else Attempt
+    list(work.objects.select_for_update().filter(placement=placement).values_list("pk"))
+    list(Grade.objects.select_for_update().filter(placement=placement).values_list("pk"))
+
+
+@transaction.atomic
+def recompute_placement(
+    *,
+    placement: ResourceLink,
+    actor: AbstractBaseUser | None,
+    cause: str = ChangeCause.REGRADE,
+    apply_key: bool = False,
+    expected: str | None = None,
+) -> Regrade:
+    """Recompute every grade of the placement by its rules in force (and a quiz's attempts
+    against its current key when ``apply_key``) in one transaction. Only changed grades are
+    queued for the gradebook; each change is audited. With ``expected`` (a preview's
+    fingerprint) it refuses when what it would do is not what the preview showed."""
+    _lock_class(placement)
+    plan = regrade_plan(placement, apply_key=apply_key)
+    if expected is not None and plan.fingerprint != expected:
+        raise PreviewOutdated(
+            _("Grades changed since the preview was made; look at the new preview.")
         )
-        attempt.score = new_score
-        attempt.save(update_fields=["score"])
-    grades_changed = 0
-    students = {attempt.user_id: attempt.user for attempt in changed_attempts.values()}
-    for user in students.values():
-        before = (
-            Grade.objects.filter(user=user, placement=placement)
-            .values_list("score_given", flat=True)
-            .first()
-        )
-        after = refresh_grade(user=user, placement=placement)
-        if after is not None and after.score_given != before:
-            grades_changed += 1
+    if plan.marked_correct:
+        Response.objects.filter(pk__in=plan.marked_correct).update(is_correct=True)
+    if plan.marked_wrong:
+        Response.objects.filter(pk__in=plan.marked_wrong).update(is_correct=False)
+    for rescore in plan.rescored:
+        Attempt.objects.filter(pk=rescore.attempt_id).update(score=rescore.new_score)
+    for student in {rescore.user_id for rescore in plan.rescored}:
+        _mark_counted_attempts(student, placement)
+    changes = {shift.user_id: shift for shift in plan.changes}
+    grades = {grade.user_id: grade for grade in Grade.objects.filter(placement=placement)}
+    grades_report = []
+    for student, planned in plan.planned.items():
+        grade, created = grades.get(student), False  # locked above
+        if grade is None:
+            grade, created = _locked_grade(student, placement, planned.grading_method)
+        previous, was_overridden = (None if created else grade.score_given), grade.is_overridden
+        if _write_grade(grade, planned):
+            _audit(
+                grade,
+                cause=cause,
+                previous=previous,
+                was_overridden=was_overridden,
+                actor=actor,
+            )
+            shift = changes.get(student)
+            grades_report.append(
+                {
+                    "user_id": student,
+                    "name": shift.name if shift else "",
+                    "old_score": None if previous is None else str(round_grade(previous)),
+                    "new_score": str(round_grade(grade.score_given)),
+                    "score_maximum": str(round_grade(grade.score_maximum)),
+                }
+            )
     return Regrade.objects.create(
         placement=placement,
+        cause=cause,
         created_by=actor,
-        attempts_changed=len(changed_attempts),
-        grades_changed=grades_changed,
-        report=report,
+        attempts_changed=len(plan.rescored),
+        grades_changed=len(grades_report),
+        report=[
+            {
+                "attempt": rescore.public_id,
+                "user_id": rescore.user_id,
+                "number": rescore.number,
+                "old_score": rescore.old_score,
+                "new_score": rescore.new_score,
+            }
+            for rescore in plan.rescored
+        ],
+        grades_report=grades_report,
     )
+
+
+def regrade_placement(
+    *, placement: ResourceLink, actor: AbstractBaseUser, expected: str | None = None
+) -> Regrade:
+    """Staff regrade: the attempts against the quiz's current key (stable question and
+    option keys), then every grade by the placement's rules in force."""
+    return recompute_placement(
+        placement=placement,
+        actor=actor,
+        cause=ChangeCause.REGRADE,
+        apply_key=placement.quiz_id is not None,
+        expected=expected,
+    )
+
+
+@transaction.atomic
+def change_quiz_settings(
+    placement: ResourceLink,
+    *,
+    actor: AbstractBaseUser,
+    quiz: Quiz,
+    title: str,
+    max_attempts: int,
+    grading_method: str,
+) -> Regrade | None:
+    """An instructor re-points the placement or changes its attempt policy; when that
+    changes how grades are computed (the method, the attempt limit, the quiz), every grade
+    is recomputed at once, in the same transaction. Returns that recomputation, if any."""
+    ResourceLink.objects.select_for_update().filter(pk=placement.pk).first()
+    before = (attempt_policy(placement), placement.quiz_id)
+    update_placement(
+        placement,
+        quiz=quiz,
+        title=title,
+        max_attempts=max_attempts,
+        grading_method=grading_method,
+    )
+    if (attempt_policy(placement), placement.quiz_id) == before:
+        return None
+    return recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
+
+
+@transaction.atomic
+def change_quiz_defaults(quiz: Quiz, *, actor: AbstractBaseUser, **fields: object) -> list[Regrade]:
+    """An administrator changes a quiz's default attempt limit or grading method; every
+    placement that follows the defaults is regraded at once, as a placement's own change is."""
+    placements = list(ResourceLink.objects.filter(quiz=quiz).select_related("quiz"))
+    before = {placement.pk: attempt_policy(placement) for placement in placements}
+    for name, value in fields.items():
+        setattr(quiz, name, value)
+    quiz.save()
+    regrades = []
+    for placement in placements:
+        placement.quiz = quiz
+        if attempt_policy(placement) != before[placement.pk]:
+            regrades.append(
+                recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
+            )
+    return regrades

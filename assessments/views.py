@@ -4,25 +4,29 @@ selectors, and every refusal is a page that says what went wrong."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import get_language
+from django.urls import reverse
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gradesync.selectors import gradebook
+from gradesync.services import unsyncable_reason
 from lti.access import launch_required, member_placement, staff_placement
 from lti.dynamic_registration import tool_urls
 from lti.forms import PlacementSettingsForm
 from lti.models import ResourceLink, Role
-from lti.services import update_placement
 from lti.views import tool_base_url
 
 from . import selectors, services
-from .errors import AssessmentError
-from .models import Attempt
+from .errors import AssessmentError, PreviewOutdated
+from .forms import ClearOverrideForm, OverrideForm
+from .models import Attempt, Regrade
 
 
 def render_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
@@ -70,12 +74,24 @@ def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
 def _render_manage(
     request: HttpRequest, placement: ResourceLink, form: PlacementSettingsForm, status: int = 200
 ) -> HttpResponse:
-    context = {
-        "form": form,
-        "placement": placement,
-        "gradebook": gradebook(placement),
-    }
+    context = {"form": form, "placement": placement}
     return render(request, "assessments/manage.html", context, status=status)
+
+
+def report_recomputation(request: HttpRequest, regrade: Regrade | None) -> None:
+    """Tell the instructor how many grades a change of the grading rules changed."""
+    if regrade is None:
+        return
+    count = regrade.grades_changed
+    messages.success(
+        request,
+        ngettext(
+            "Every grade was recomputed by the new rules: %(count)d grade changed.",
+            "Every grade was recomputed by the new rules: %(count)d grades changed.",
+            count,
+        )
+        % {"count": count},
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -96,7 +112,9 @@ def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     form = PlacementSettingsForm(request.POST)
     if not form.is_valid():
         return _render_manage(request, found, form, status=400)
-    update_placement(found, **form.cleaned_data)
+    regrade = services.change_quiz_settings(found, actor=request.user, **form.cleaned_data)
+    messages.success(request, _("Settings saved."))
+    report_recomputation(request, regrade)
     return redirect("assessments:manage", placement_id=found.pk)
 
 
@@ -169,3 +187,147 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
         return redirect("assessments:attempt", public_id=attempt.public_id)
     view = selectors.attempt_view(attempt, get_language())
     return render(request, "assessments/summary.html", {"view": view})
+
+
+def _grades_url(placement: ResourceLink, data: Any) -> str:
+    """The grades page with the search, order and page it was at."""
+    kept = {key: data.get(key) for key in ("q", "sort", "page") if data.get(key)}
+    url = reverse("assessments:grades", args=[placement.pk])
+    return f"{url}?{urlencode(kept)}" if kept else url
+
+
+def _render_grades(
+    request: HttpRequest, placement: ResourceLink, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    data = request.GET if request.method == "GET" else request.POST
+    table = selectors.grade_table(
+        placement,
+        search=str(data.get("q", "")),
+        sort=str(data.get("sort", "name")),
+        page=data.get("page", 1),
+    )
+    context = {
+        "placement": placement,
+        "title": selectors.activity_title(placement, get_language()),
+        "table": table,
+        "kept": {key: data.get(key) for key in ("q", "sort", "page") if data.get(key)},
+        "score_maximum": selectors.placement_score_maximum(placement),
+        "unsyncable_reason": unsyncable_reason(placement),
+        "changes": selectors.grade_changes(placement),
+        "error": error,
+    }
+    return render(request, "assessments/grades.html", context, status=status)
+
+
+@require_GET
+@launch_required
+def grades(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """The instructor's gradebook of a placement (a quiz or a lab): every student, their
+    attempts or runs, the grade and how it was reached, its sync state; overrides."""
+    return _render_grades(request, staff_placement(request, placement_id))
+
+
+def _student(placement: ResourceLink, user_id: int) -> Any:
+    """A member of the placement's course (or anyone graded there), else None."""
+    users = get_user_model().objects.filter(pk=user_id)
+    return (
+        users.filter(lti_memberships__context_id=placement.context_id).first()
+        or users.filter(quiz_grades__placement=placement).first()
+    )
+
+
+def _form_error(form: OverrideForm | ClearOverrideForm) -> str:
+    return " ".join(
+        f"{form.fields[name].label or name}: {message}" if name != "__all__" else str(message)
+        for name, errors in form.errors.items()
+        for message in errors
+    )
+
+
+@require_POST
+@launch_required
+def override(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found = staff_placement(request, placement_id)
+    form = OverrideForm(request.POST)
+    if not form.is_valid():
+        return _render_grades(request, found, error=_form_error(form), status=400)
+    data = form.cleaned_data
+    user = _student(found, data["user"])
+    if user is None:
+        return _render_grades(
+            request, found, error=_("No such student in this course."), status=404
+        )
+    try:
+        services.override_grade(
+            placement=found,
+            user=user,
+            score_given=data["score_given"],
+            reason=data["reason"],
+            share_reason=data["share_reason"],
+            actor=request.user,
+        )
+    except AssessmentError as error:
+        return _render_grades(request, found, error=error.message, status=error.status_code)
+    messages.success(request, _("The grade was overridden."))
+    return redirect(_grades_url(found, request.POST))
+
+
+@require_POST
+@launch_required
+def clear_override(request: HttpRequest, placement_id: int) -> HttpResponse:
+    found = staff_placement(request, placement_id)
+    form = ClearOverrideForm(request.POST)
+    if not form.is_valid():
+        return _render_grades(request, found, error=_form_error(form), status=400)
+    user = _student(found, form.cleaned_data["user"])
+    if user is None:
+        return _render_grades(
+            request, found, error=_("No such student in this course."), status=404
+        )
+    try:
+        services.clear_override(
+            placement=found,
+            user=user,
+            actor=request.user,
+            reason=form.cleaned_data["reason"],
+        )
+    except AssessmentError as error:
+        return _render_grades(request, found, error=error.message, status=error.status_code)
+    messages.success(request, _("The override was cleared; the grade follows the rules again."))
+    return redirect(_grades_url(found, request.POST))
+
+
+def _render_preview(
+    request: HttpRequest, placement: ResourceLink, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    context = {
+        "placement": placement,
+        "title": selectors.activity_title(placement, get_language()),
+        "plan": selectors.regrade_plan(placement, apply_key=placement.quiz_id is not None),
+        "error": error,
+    }
+    return render(request, "assessments/regrade.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@launch_required
+def regrade(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """GET: what a regrade of the whole class would change. POST: do exactly that (refused
+    when it is no longer what the preview showed)."""
+    found = staff_placement(request, placement_id)
+    if request.method == "GET":
+        return _render_preview(request, found)
+    try:
+        done = services.regrade_placement(
+            placement=found,
+            actor=request.user,
+            expected=str(request.POST.get("fingerprint", ""))[:64],
+        )
+    except PreviewOutdated as error:
+        return _render_preview(request, found, error=error.message, status=error.status_code)
+    messages.success(
+        request,
+        _("Regraded: %(attempts)d attempts and %(grades)d grades changed.")
+        % {"attempts": done.attempts_changed, "grades": done.grades_changed},
+    )
+    return redirect("assessments:grades", placement_id=found.pk)

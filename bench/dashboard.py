@@ -21,11 +21,11 @@ import time
 BENCH_DATABASE = "gcquiz_bench"
 
 
-def prepare_database(url: str) -> None:
+def prepare_database(url: str, name: str = BENCH_DATABASE) -> None:
     admin = url.rsplit("/", 1)[0] + "/postgres"
     for sql in (
-        f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)",
-        f"CREATE DATABASE {BENCH_DATABASE}",
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name}",
     ):
         subprocess.run(["psql", admin, "-q", "-c", sql], check=True)
 

@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from assessments.grading import round_grade
 from assessments.models import Grade
 from assessments.selectors import placement_score_maximum
 from lti import ags
@@ -103,11 +104,13 @@ def _timestamp(moment: datetime) -> str:
 
 
 def score_payload(sync: GradeSync, user_id: str, *, canvas: bool) -> dict:
-    maximum = sync.score_maximum
+    maximum = round_grade(sync.score_maximum)
     given = min(max(sync.score_given, Decimal(0)), maximum)  # Moodle keeps a score above max
     payload = {
         "userId": user_id,
-        "scoreGiven": float(given),
+        # The grade by the one rounding rule, exactly as pages and exports show it: a Decimal
+        # of two places becomes the float whose shortest repr is those digits (84.38).
+        "scoreGiven": float(round_grade(given)),
         "scoreMaximum": float(maximum),
         "activityProgress": "Completed",
         "gradingProgress": "FullyGraded",

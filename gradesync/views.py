@@ -1,6 +1,7 @@
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -18,4 +19,9 @@ def retry(request: HttpRequest, sync_id: int) -> HttpResponse:
     if launched_role(request, sync.placement.context_id) != Role.STAFF:
         raise PermissionDenied(_("Only the course's instructors can retry grade delivery."))
     retry_now(sync)
-    return redirect("assessments:manage", placement_id=sync.placement_id)
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(back)
+    return redirect("assessments:grades", placement_id=sync.placement_id)

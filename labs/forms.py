@@ -110,15 +110,14 @@ def validate_moment(value: datetime | None) -> None:
         raise forms.ValidationError(_("Choose a date between the years 1900 and 9000."))
 
 
+LAB_METHOD_LABELS = {GradingMethod.HIGHEST: _("Best run"), GradingMethod.LAST: _("Last run")}
+
+
 class ScheduleForm(forms.ModelForm):
     grading_method = forms.ChoiceField(
         label=_("Grade from"),
         required=False,
-        choices=[
-            ("", _("The lab's default")),
-            (GradingMethod.HIGHEST, _("Best run")),
-            (GradingMethod.LAST, _("Last run")),
-        ],
+        choices=[("", _("The lab's default")), *LAB_METHOD_LABELS.items()],
     )
 
     class Meta:

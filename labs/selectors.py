@@ -8,9 +8,11 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from assessments.grading import ComputedGrade
 from assessments.models import Grade
 from lti.models import ResourceLink
 
+from .grading import GradedRun, lab_grade
 from .models import LabRun, LabSchedule, RunStatus
 
 # A lab is graded from its best or its last run.
@@ -80,6 +82,39 @@ def runs_left(rules: LabRules, runs: list[LabRun]) -> int | None:
         return None
     used = sum(run.status != RunStatus.INFRASTRUCTURE_FAILED for run in runs)
     return max(limit - used, 0)
+
+
+def lab_grades(
+    placement: ResourceLink, rules: LabRules, *, user_id: int | None = None
+) -> dict[int, ComputedGrade]:
+    """Each student's lab grade by the rules in force, from their measured runs among those
+    the run limit allows (the first ones, not counting runs the machine could not carry out:
+    runs made before the limit was lowered stop counting), one query."""
+    runs = LabRun.objects.filter(placement=placement).exclude(
+        status=RunStatus.INFRASTRUCTURE_FAILED
+    )
+    if user_id is not None:
+        runs = runs.filter(user_id=user_id)
+    counting: dict[int, list[GradedRun]] = {}
+    seen: dict[int, int] = {}
+    for student, number, status, submitted_at, score, is_late in runs.order_by(
+        "user_id", "number"
+    ).values_list("user_id", "number", "status", "submitted_at", "score", "is_late"):
+        seen[student] = seen.get(student, 0) + 1
+        if rules.max_runs and seen[student] > rules.max_runs:
+            continue
+        if status == RunStatus.SUCCEEDED:
+            counting.setdefault(student, []).append(
+                GradedRun(submitted_at=submitted_at, score=score, is_late=is_late, number=number)
+            )
+    grades = {}
+    for student, graded in counting.items():
+        computed = lab_grade(
+            graded, rules.grading_method, rules.late_policy, rules.late_penalty_percent
+        )
+        if computed is not None:
+            grades[student] = computed
+    return grades
 
 
 def grade_of(user: Any, placement: ResourceLink) -> Grade | None:

@@ -5,28 +5,28 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assessments.models import Grade
-from assessments.services import set_placement_grade
+from assessments.models import ChangeCause, Grade, Regrade
+from assessments.services import recompute_placement, set_placement_grade
 from lti.models import ResourceLink
 
 from . import execution
 from .content import LabContent
 from .errors import InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
-from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade_fraction
+from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy
-from .selectors import LabRules, lab_policy, runs_left, submission_window
+from .selectors import LabRules, lab_grades, lab_policy, runs_left, submission_window
 
 logger = logging.getLogger(__name__)
 
@@ -65,9 +65,19 @@ def ensure_schedule(placement: ResourceLink) -> LabSchedule:
     return schedule
 
 
+@dataclass(frozen=True)
+class ScheduleChange:
+    schedule: LabSchedule
+    regrade: Regrade | None  # the class's grades recomputed, when the grading rules changed
+
+
 @transaction.atomic
-def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
-    """An instructor sets when the lab opens, is due and closes, and how runs count."""
+def update_schedule(
+    placement: ResourceLink, *, actor: AbstractBaseUser | None = None, **fields: object
+) -> ScheduleChange:
+    """An instructor sets when the lab opens, is due and closes, and how runs count. A change
+    of how runs count (the method, the run limit, the due time, the late policy) recomputes
+    every grade of the class in the same transaction."""
     schedule = LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
     previous = {name: getattr(schedule, name) for name in fields}
     for name, value in fields.items():
@@ -81,7 +91,7 @@ def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
         raise InvalidSchedule(_("The late penalty is a percentage from 0 to 100."))
     if due is None or due > timezone.now():
         schedule.finalized_at = None  # a moved due time is settled again when it comes
-    grading = ("due_at", "grading_method", "late_policy", "late_penalty_percent")
+    grading = ("due_at", "max_runs", "grading_method", "late_policy", "late_penalty_percent")
     rules_changed = any(
         getattr(schedule, name) != before for name, before in previous.items() if name in grading
     )
@@ -92,23 +102,10 @@ def update_schedule(placement: ResourceLink, **fields: object) -> LabSchedule:
         LabRun.objects.filter(placement=placement).update(
             is_late=Case(When(submitted_at__gt=due, then=True), default=False) if due else False
         )
-    if rules_changed:
-        regrade_lab(placement)  # the class is graded by one set of rules
-    return schedule
-
-
-def regrade_lab(placement: ResourceLink) -> int:
-    """Every student's lab grade again, from their measured runs and the rules in force."""
-    students = (
-        LabRun.objects.filter(placement=placement, status=RunStatus.SUCCEEDED)
-        .values_list("user", flat=True)
-        .distinct()
-    )
-    users = list(get_user_model().objects.filter(pk__in=students))
-    rules = lab_policy(placement)
-    for user in users:
-        refresh_lab_grade(user=user, placement=placement, rules=rules)
-    return len(users)
+    regrade = None
+    if rules_changed:  # the class is graded by one set of rules
+        regrade = recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
+    return ScheduleChange(schedule, regrade)
 
 
 def _moment(value: object) -> datetime | None:
@@ -136,7 +133,7 @@ def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
     if re.fullmatch(r"[0-9]{1,3}", penalty) and int(penalty) <= 100:
         fields["late_penalty_percent"] = int(penalty)
     try:
-        return update_schedule(placement, **fields)
+        return update_schedule(placement, **fields).schedule
     except InvalidSchedule:
         return ensure_schedule(placement)
 
@@ -330,31 +327,24 @@ def _retry_if_only_locked(run_id: int) -> None:
 @transaction.atomic
 def refresh_lab_grade(
     *, user: AbstractBaseUser, placement: ResourceLink, rules: LabRules | None = None
-) -> object | None:
-    """The student's lab grade from their measured runs, by the schedule's grading method
-    and late policy; queued for the gradebook when it changes."""
+) -> Grade | None:
+    """The student's lab grade from their measured runs, by the schedule's grading method,
+    run limit and late policy; queued for the gradebook when it changes."""
     rules = rules or lab_policy(placement)
     # Serialise refreshes of one student's grade (a run finishing while the due time is
     # settled) before reading the runs, so the later refresh sees the later runs.
     Grade.objects.select_for_update().filter(user=user, placement=placement).first()
-    runs = [
-        GradedRun(submitted_at=submitted_at, score=score, is_late=is_late)
-        for submitted_at, score, is_late in LabRun.objects.filter(
-            placement=placement, user=user, status=RunStatus.SUCCEEDED
-        ).values_list("submitted_at", "score", "is_late")
-    ]
-    fraction = lab_grade_fraction(
-        runs, rules.grading_method, rules.late_policy, rules.late_penalty_percent
-    )
-    if fraction is None:
+    computed = lab_grades(placement, rules, user_id=user.pk).get(user.pk)
+    if computed is None:
         return None
     return set_placement_grade(
         user=user,
         placement=placement,
-        fraction=fraction,
+        fraction=computed.fraction,
         score_maximum=LAB_SCORE_MAXIMUM,
         grading_method=rules.grading_method,
-        counted=len(runs),
+        counted=computed.counted,
+        counted_number=computed.counted_number,
     )
 
 
@@ -385,7 +375,7 @@ def settle_due_labs(now: datetime | None = None) -> int:
         due_at__lte=now, finalized_at__isnull=True
     ).select_related("placement"):
         placement = schedule.placement
-        regrade_lab(placement)
+        recompute_placement(placement=placement, actor=None, cause=ChangeCause.DUE_TIME)
         LabSchedule.objects.filter(pk=schedule.pk).update(finalized_at=now)
         settled += 1
     return settled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from assessments.errors import AssessmentError
 from assessments.selectors import localized
-from gradesync.selectors import gradebook
+from assessments.views import report_recomputation
 from lti.access import launch_required, member_placement, placement_in_launch, staff_placement
 from lti.models import ResourceLink, Role
 
@@ -117,7 +118,6 @@ def _render_manage(
         "title": localized(placement.lab.title, get_language()),
         "form": form,
         "runs": selectors.placement_runs(placement)[:200],
-        "gradebook": gradebook(placement),
     }
     return render(request, "labs/manage.html", context, status=status)
 
@@ -134,8 +134,10 @@ def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     if not form.is_valid():
         return _render_manage(request, found, form, status=400)
     try:
-        services.update_schedule(found, **form.cleaned_data)
+        change = services.update_schedule(found, actor=request.user, **form.cleaned_data)
     except AssessmentError as error:
         form.add_error(None, error.message)
         return _render_manage(request, found, form, status=error.status_code)
+    messages.success(request, _("Settings saved."))
+    report_recomputation(request, change.regrade)
     return redirect("labs:manage", placement_id=found.pk)

@@ -350,7 +350,7 @@ def test_filters_ordering_and_pagination(world):
     body = client.get(f"/api/v1/attempts/?user={world.l2.pk}").json()
     assert [row["user"]["id"] for row in body["results"]] == [world.l2.pk]
     ordered = client.get("/api/v1/grades/?ordering=-score_given").json()["results"]
-    assert [row["score_given"] for row in ordered] == ["7.000", "5.000"]
+    assert [row["score_given"] for row in ordered] == ["7.00", "5.00"]
     page = client.get("/api/v1/responses/?page_size=5").json()
     assert page["count"] == 16 and len(page["results"]) == 5 and page["next"]
     wrong = Option.objects.filter(is_correct=False).values_list("question__key", flat=True)[0]
@@ -446,7 +446,7 @@ def test_a_non_numeric_placement_id_is_a_404(world):
     assert response.status_code == 404
 
 
-def test_lab_run_detail_carries_the_measurements_and_quiz_only_actions_refuse_labs(world):
+def test_lab_run_detail_carries_the_measurements_and_a_lab_regrade_grades_its_runs(world):
     client = world.client("staff")
     run = world.l1.lab_runs.get()
     detail = client.get(f"/api/v1/lab-runs/{run.public_id}/")
@@ -460,7 +460,9 @@ def test_lab_run_detail_carries_the_measurements_and_quiz_only_actions_refuse_la
     assert analytics.status_code == 400 and "lab" in analytics.json()["error"]["message"] + str(
         analytics.json()["error"]["details"]
     )
+    # The runs were stored without grading them: a regrade grades them by the lab's rules.
     regrade = world.client("write_token").post(
         "/api/v1/regrades/", {"placement": world.lab_a.pk}, content_type="application/json"
     )
-    assert regrade.status_code == 400
+    assert regrade.status_code == 201 and regrade.json()["grades_changed"] == 2
+    assert {row["new_score"] for row in regrade.json()["grades_report"]} == {"75.00"}

@@ -113,7 +113,7 @@ def test_a_refusal_is_recorded_with_the_platforms_reason_and_shown(course, fake_
     teacher = student(course, "teacher")
     teacher.lti_memberships.update(role="staff")
     client = launched_client(teacher.lti_memberships.get())
-    page = client.get(reverse("assessments:manage", args=[course.pk])).content.decode()
+    page = client.get(reverse("assessments:grades", args=[course.pk])).content.decode()
     assert "Failed" in page and "not found" in page
 
     # The instructor fixes nothing on our side but can retry after the LMS is fixed.
@@ -177,7 +177,7 @@ def test_a_context_without_ags_says_grades_cannot_be_synced(fake_lms, quiz):
     teacher = student(course, "t")
     teacher.lti_memberships.update(role="staff")
     page = launched_client(teacher.lti_memberships.get()).get(
-        reverse("assessments:manage", args=[course.pk])
+        reverse("assessments:grades", args=[course.pk])
     )
     assert "did not offer grade services" in page.content.decode()
 

@@ -178,7 +178,7 @@ def test_schedule_opens_closes_and_late_policy(placed, course):
         opens_at=now + timedelta(hours=1),
         due_at=now + timedelta(hours=2),
         closes_at=now + timedelta(hours=3),
-    )
+    ).schedule
     with pytest.raises(LabNotOpen, match="not open yet"):
         submit(placed, learner.user)
     on_time = submit(placed, learner.user, now=now + timedelta(minutes=90))

@@ -130,7 +130,7 @@ def test_accept_language_picks_russian_for_a_new_visitor(learner_client, placeme
         (GradingMethod.HIGHEST, [2, 7, 5], Decimal("7")),
         (GradingMethod.LAST, [2, 7, 5], Decimal("5")),
         (GradingMethod.FIRST, [2, 7, 5], Decimal("2")),
-        (GradingMethod.AVERAGE, [2, 7, 5], Decimal("4.667")),
+        (GradingMethod.AVERAGE, [2, 7, 5], Decimal("4.67")),
     ],
 )
 def test_grading_method_combines_attempts(

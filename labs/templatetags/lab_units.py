@@ -1,5 +1,9 @@
+from decimal import ROUND_HALF_UP, Decimal
+
 from django import template
 from django.utils.formats import number_format
+
+from assessments.grading import format_grade
 
 register = template.Library()
 
@@ -20,7 +24,19 @@ def gigaflops(value: int | None) -> str:
 
 
 @register.filter
-def percent(value: float | None) -> str:
+def percent(value: Decimal | float | None) -> str:
+    """A share from 0 to 1 as a percentage with one decimal, rounded half up (never cut)."""
     if value is None:
         return "—"
-    return number_format(value * 100, 1)
+    share = (Decimal(str(value)) * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    return number_format(share, 1)
+
+
+@register.filter
+def score_percent(value: Decimal | float | None) -> str:
+    """A lab score from 0 to 1 as a percentage by the grades' one rounding rule (two
+    decimals, half up: 2/3 is 66.67), in the page's number format: the lab grade shows the
+    same digits out of 100."""
+    if value is None:
+        return "—"
+    return format_grade(Decimal(str(value)) * 100)
