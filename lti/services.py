@@ -204,7 +204,8 @@ def update_placement(
     placement: ResourceLink, *, quiz: Quiz, title: str, max_attempts: int, grading_method: str
 ) -> ResourceLink:
     """An instructor re-points the placement or changes its attempt policy. Attempts already
-    made keep their quiz version; grades are recomputed with the new method as students finish."""
+    made keep their quiz version; assessments.services.change_quiz_settings calls this and
+    recomputes every grade in the same transaction."""
     placement.quiz = quiz
     placement.title = title
     placement.max_attempts = max_attempts
