@@ -619,6 +619,15 @@ def grade_table(
     return GradeTable(rows=rows, page=shown_page, search=search, sort=sort, is_lab=is_lab)
 
 
+def course_student(placement: ResourceLink, user_id: int) -> AbstractBaseUser | None:
+    """A member of the placement's course (or anyone graded there), else None."""
+    users = get_user_model().objects.filter(pk=user_id)
+    return (
+        users.filter(lti_memberships__context_id=placement.context_id).first()
+        or users.filter(quiz_grades__placement=placement).first()
+    )
+
+
 def grade_changes(placement: ResourceLink, limit: int = 50) -> QuerySet[GradeChange]:
     """The placement's latest audited grade changes, newest first."""
     return (

@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -189,9 +188,14 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     return render(request, "assessments/summary.html", {"view": view})
 
 
+def _kept(data: Any) -> dict[str, str]:
+    """The grades page's search, order and page, carried through its forms."""
+    return {key: str(data.get(key)) for key in ("q", "sort", "page") if data.get(key)}
+
+
 def _grades_url(placement: ResourceLink, data: Any) -> str:
     """The grades page with the search, order and page it was at."""
-    kept = {key: data.get(key) for key in ("q", "sort", "page") if data.get(key)}
+    kept = _kept(data)
     url = reverse("assessments:grades", args=[placement.pk])
     return f"{url}?{urlencode(kept)}" if kept else url
 
@@ -210,7 +214,7 @@ def _render_grades(
         "placement": placement,
         "title": selectors.activity_title(placement, get_language()),
         "table": table,
-        "kept": {key: data.get(key) for key in ("q", "sort", "page") if data.get(key)},
+        "kept": _kept(data),
         "score_maximum": selectors.placement_score_maximum(placement),
         "unsyncable_reason": unsyncable_reason(placement),
         "changes": selectors.grade_changes(placement),
@@ -225,15 +229,6 @@ def grades(request: HttpRequest, placement_id: int) -> HttpResponse:
     """The instructor's gradebook of a placement (a quiz or a lab): every student, their
     attempts or runs, the grade and how it was reached, its sync state; overrides."""
     return _render_grades(request, staff_placement(request, placement_id))
-
-
-def _student(placement: ResourceLink, user_id: int) -> Any:
-    """A member of the placement's course (or anyone graded there), else None."""
-    users = get_user_model().objects.filter(pk=user_id)
-    return (
-        users.filter(lti_memberships__context_id=placement.context_id).first()
-        or users.filter(quiz_grades__placement=placement).first()
-    )
 
 
 def _form_error(form: OverrideForm | ClearOverrideForm) -> str:
@@ -252,7 +247,7 @@ def override(request: HttpRequest, placement_id: int) -> HttpResponse:
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)
     data = form.cleaned_data
-    user = _student(found, data["user"])
+    user = selectors.course_student(found, data["user"])
     if user is None:
         return _render_grades(
             request, found, error=_("No such student in this course."), status=404
@@ -279,7 +274,7 @@ def clear_override(request: HttpRequest, placement_id: int) -> HttpResponse:
     form = ClearOverrideForm(request.POST)
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)
-    user = _student(found, form.cleaned_data["user"])
+    user = selectors.course_student(found, form.cleaned_data["user"])
     if user is None:
         return _render_grades(
             request, found, error=_("No such student in this course."), status=404
