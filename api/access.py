@@ -1,8 +1,9 @@
 """Who the API caller is and which courses they reach, from an LTI session or a token.
 
 - A session reaches the courses it was launched into, with that launch's role.
-- A course token reaches its one course as staff (read, or read-write), while its creator is
-  still staff there. A site-wide token (created by a superuser) reaches every course.
+- A course token reaches its one course as staff (read, or read-write). A site-wide token
+  (created by a superuser) reaches every course. Authentication has already refused a token
+  whose creator is inactive, no longer staff of its course or no longer a superuser.
 Learners see only their own rows; nothing crosses courses."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.db.models import Q
 from rest_framework.request import Request
 
 from lti.access import launched_contexts
-from lti.models import Membership, Role
+from lti.models import Role
 
 from .models import ApiToken
 
@@ -55,19 +56,7 @@ NOTHING = frozenset()
 def scope_for(request: Request) -> ApiScope:
     token = request.auth if isinstance(request.auth, ApiToken) else None
     if token is not None:
-        if token.context_id is None:
-            site_wide = token.created_by.is_superuser
-            return ApiScope(
-                request.user,
-                None if site_wide else NOTHING,
-                NOTHING,
-                token.can_write and site_wide,
-                token,
-            )
-        still_staff = Membership.objects.filter(
-            user=token.created_by, context_id=token.context_id, role=Role.STAFF, is_active=True
-        ).exists()
-        contexts = frozenset({token.context_id}) if still_staff else NOTHING
+        contexts = None if token.context_id is None else frozenset({token.context_id})
         return ApiScope(request.user, contexts, NOTHING, token.can_write, token)
     launched = launched_contexts(request)
     staff = frozenset(pk for pk, role in launched.items() if role == Role.STAFF)

@@ -1,6 +1,6 @@
 from rest_framework import authentication, exceptions
 
-from .tokens import check_token
+from .tokens import check_token, creator_lost_access
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
@@ -19,6 +19,9 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         token = check_token(header[1])
         if token is None:
             raise exceptions.AuthenticationFailed("The token is unknown or revoked.")
+        lost = creator_lost_access(token)
+        if lost is not None:
+            raise exceptions.AuthenticationFailed(lost)
         return (token.created_by, token)
 
     def authenticate_header(self, request):

@@ -10,7 +10,7 @@ import secrets
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from lti.models import Context
+from lti.models import Context, Membership, Role
 
 from .models import ApiToken
 
@@ -49,6 +49,20 @@ def check_token(value: str) -> ApiToken | None:
         return None
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
     return token
+
+
+def creator_lost_access(token: ApiToken) -> str | None:
+    """Why the token's creator no longer holds the access the token was made with, by the
+    latest account, membership and role data the tool holds; None while they still do."""
+    creator = token.created_by
+    if not creator.is_active:
+        return "The token's creator is no longer active."
+    if token.context_id is None:
+        return None if creator.is_superuser else "The token's creator is no longer an administrator."
+    still_staff = Membership.objects.filter(
+        user=creator, context_id=token.context_id, role=Role.STAFF, is_active=True
+    ).exists()
+    return None if still_staff else "The token's creator no longer teaches its course."
 
 
 def revoke_token(token: ApiToken) -> ApiToken:
