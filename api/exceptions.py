@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -21,8 +23,18 @@ def _message(detail) -> str:
     return str(detail)
 
 
+class BodyTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "body_too_large"
+
+
 def api_exception_handler(exc, context):
-    if isinstance(exc, Http404):
+    if isinstance(exc, RequestDataTooBig):
+        # Django refuses it while reading the body; unhandled it was its HTML 400 page.
+        exc = BodyTooLarge(
+            f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
+        )
+    elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found, or not yours to see.")
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or None)

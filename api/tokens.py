@@ -58,7 +58,9 @@ def creator_lost_access(token: ApiToken) -> str | None:
     if not creator.is_active:
         return "The token's creator is no longer active."
     if token.context_id is None:
-        return None if creator.is_superuser else "The token's creator is no longer an administrator."
+        if not creator.is_superuser:
+            return "The token's creator is no longer an administrator."
+        return None
     still_staff = Membership.objects.filter(
         user=creator, context_id=token.context_id, role=Role.STAFF, is_active=True
     ).exists()

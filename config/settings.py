@@ -309,6 +309,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JsonParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [

@@ -1,0 +1,47 @@
+"""The API reads JSON only, and refuses what it cannot read as a 4xx in its error format:
+bodies that are not UTF-8, not JSON, or nested deeper than any request of the API needs
+(Python's parser recurses, so a deep enough body was a RecursionError and a 500)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
+from rest_framework.utils import json
+
+# No request body of the API nests beyond a few levels; this is well clear of that and far
+# below the interpreter's recursion limit.
+MAX_DEPTH = 32
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        elif not isinstance(value, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((item, depth + 1) for item in value)
+    return False
+
+
+class JsonParser(parsers.JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        raw = stream.read() if stream is not None else b""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ParseError(f"The body is not valid UTF-8 (byte {error.start}).") from None
+        try:
+            data = json.loads(text)  # DRF's: NaN and Infinity are refused
+        except RecursionError:
+            raise ParseError("The JSON is nested too deeply.") from None
+        except ValueError as error:
+            raise ParseError(f"The body is not valid JSON: {error}") from None
+        if _depth_exceeds(data, MAX_DEPTH):
+            raise ParseError(f"The JSON is nested more than {MAX_DEPTH} levels deep.")
+        return data
