@@ -143,6 +143,9 @@ if REDIS_URL:
             "BACKEND": "ops.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "gcquiz"),
+            # Unreachable Redis reads as a miss (ops.cache); without timeouts a Redis cut
+            # off (not refusing) would hold every request.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:
@@ -153,7 +156,8 @@ else:
         }
     }
 
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions live in the database, read through the cache (decision 27: Redis may go away).
+SESSION_ENGINE = "ops.sessions"
 # Django's ModelBackend with the per-request user lookup served from the cache. The plain
 # ModelBackend stays listed so that sessions signed in through it remain valid.
 AUTHENTICATION_BACKENDS = [

@@ -5,13 +5,13 @@ costly as recording the answer. The entry is dropped whenever the user is saved 
 deleted (a launch updating the name, an administrator deactivating the account), once at
 once and again when the change commits, so that a request reading the old row in between
 cannot keep it; entries expire after ``USER_CACHE_SECONDS`` in any case, which bounds what
-a bulk update that sends no signal can leave behind. Without the cache (Redis down) the
-user comes from the database, as with Django's ModelBackend.
+a bulk update that sends no signal can leave behind. Without the cache (Redis down, which
+the cache answers as a miss: ops.cache) the user comes from the database, as with Django's
+ModelBackend.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.conf import settings
@@ -22,8 +22,6 @@ from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
-
-logger = logging.getLogger(__name__)
 
 USER_CACHE_SECONDS = 300
 
@@ -49,30 +47,19 @@ class CachedUserBackend(ModelBackend):
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)
-        try:
-            user = cache.get(key)
-        except Exception:  # noqa: BLE001 (any cache failure: read the database instead)
-            logger.warning("user cache unavailable; reading the user from the database")
-            return super().get_user(user_id)
+        user = cache.get(key)
         if user is None:
             user_model = get_user_model()
             try:
                 user = user_model._default_manager.get(pk=user_id)
             except user_model.DoesNotExist:
                 return None
-            _cache_quietly(cache.set, key, user, USER_CACHE_SECONDS)
+            cache.set(key, user, USER_CACHE_SECONDS)
         return user if self.user_can_authenticate(user) else None
-
-
-def _cache_quietly(operation: Any, *args: Any) -> None:
-    try:
-        operation(*args)
-    except Exception:  # noqa: BLE001 (the entry expires by itself; the request goes on)
-        logger.warning("user cache unavailable for %s", operation.__name__)
 
 
 @receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
 def _forget_cached_user(instance: AbstractBaseUser, **kwargs: Any) -> None:
     key = _cache_key(instance.pk)
-    _cache_quietly(cache.delete, key)
-    transaction.on_commit(lambda: _cache_quietly(cache.delete, key))
+    cache.delete(key)
+    transaction.on_commit(lambda: cache.delete(key))

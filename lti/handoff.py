@@ -12,19 +12,14 @@ handoff: the content picker must answer the LMS from the LMS page itself.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlencode
 
 from django.core.cache import cache
 from django.http import HttpRequest
-
-logger = logging.getLogger(__name__)
 
 HANDOFF_PARAM = "handoff"
 HANDOFF_SECONDS = 120
@@ -48,18 +43,6 @@ def _browser(request: HttpRequest) -> str:
     return hashlib.sha256(request.META.get("HTTP_USER_AGENT", "").encode()).hexdigest()
 
 
-class _Unavailable(Exception):
-    pass
-
-
-def _cache_call(operation: Any, *args: Any) -> Any:
-    try:
-        return operation(*args)
-    except Exception as error:  # noqa: BLE001 (any cache failure: there is no handoff then)
-        logger.warning("handoff cache unavailable for %s", operation.__name__)
-        raise _Unavailable from error
-
-
 def with_handoff(request: HttpRequest, next_url: str, language: str | None) -> str:
     """``next_url`` naming a new handoff of this request's session (and the launch's
     interface language) to it; ``next_url`` alone when the cache cannot keep one."""
@@ -70,22 +53,17 @@ def with_handoff(request: HttpRequest, next_url: str, language: str | None) -> s
         "language": language,
         "browser": _browser(request),
     }
-    try:
-        _cache_call(cache.set, _cache_key(token), entry, HANDOFF_SECONDS)
-    except _Unavailable:
-        return next_url  # the launch goes on; only a browser blocking its cookie misses out
+    if not cache.add(_cache_key(token), entry, HANDOFF_SECONDS):
+        # The cache is unreachable (ops.cache): the launch goes on; only a browser that
+        # blocks its cookie misses out.
+        return next_url
     separator = "&" if "?" in next_url else "?"
     return f"{next_url}{separator}{urlencode({HANDOFF_PARAM: token})}"
 
 
 def offered(token: str) -> bool:
     """Whether a handoff by this token is still there to take."""
-    try:
-        return (
-            bool(_TOKEN.fullmatch(token)) and _cache_call(cache.get, _cache_key(token)) is not None
-        )
-    except _Unavailable:
-        return False
+    return bool(_TOKEN.fullmatch(token)) and cache.get(_cache_key(token)) is not None
 
 
 def take(request: HttpRequest, token: str) -> Handoff | None:
@@ -93,12 +71,9 @@ def take(request: HttpRequest, token: str) -> Handoff | None:
     browser (which spends it: a token that travelled is no good to anyone)."""
     if not _TOKEN.fullmatch(token):
         return None
-    try:
-        entry = _cache_call(cache.get, _cache_key(token))
-        if not entry or not _cache_call(cache.delete, _cache_key(token)):
-            return None  # gone, or another request took it first
-    except _Unavailable:
-        return None
+    entry = cache.get(_cache_key(token))
+    if not entry or not cache.delete(_cache_key(token)):
+        return None  # gone, or another request took it first (or the cache is unreachable)
     if entry["browser"] != _browser(request):
         return None
     return Handoff(
@@ -108,5 +83,4 @@ def take(request: HttpRequest, token: str) -> Handoff | None:
 
 def drop(token: str) -> None:
     if _TOKEN.fullmatch(token):
-        with contextlib.suppress(_Unavailable):  # it expires by itself
-            _cache_call(cache.delete, _cache_key(token))
+        cache.delete(_cache_key(token))  # unreachable: it expires by itself

@@ -14,12 +14,11 @@ from typing import Any
 
 import jwt
 from django.conf import settings
-from django.core.cache import cache
 
 from . import claims as c
 from .errors import LaunchError
 from .models import Deployment, Registration
-from .oidc import LoginState, is_tool_url
+from .oidc import LoginState, is_tool_url, record_nonce
 from .platform_keys import platform_key
 
 logger = logging.getLogger(__name__)
@@ -124,10 +123,7 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
     nonce = payload["nonce"]
     if nonce != login.nonce:
         raise LaunchError("The launch's nonce is not the one of this login.")
-    used = cache.add(
-        f"lti:nonce:{payload['iss']}:{nonce}", True, settings.LTI_STATE_TTL_SECONDS * 2
-    )
-    if not used:
+    if not record_nonce(payload["iss"], nonce):
         raise LaunchError("This launch was already used (nonce replayed).")
 
 

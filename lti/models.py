@@ -219,3 +219,16 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.context} ({self.role})"
+
+
+class KeptInDatabase(models.Model):
+    """A started login's state, or a launch's used nonce, kept here while the cache (Redis)
+    cannot be reached (decision 27): launches go on through an outage. ``key`` is the
+    SHA-256 of the cache key."""
+
+    key = models.CharField(max_length=64, unique=True)
+    data = models.JSONField(default=dict)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key

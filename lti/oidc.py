@@ -2,24 +2,32 @@
 and the login state that binds the launch to the browser that started it.
 
 The state record lives in the cache (Redis in production) for a few minutes and is used
-once. The browser proves it started the login either with a cookie named after the state
-or, where the platform offers LTI platform storage (``lti_storage_target``), with a secret
-kept in the platform's storage through postMessage.
+once; while the cache cannot be reached, states and used nonces are kept in the database
+instead (decision 27), so launches go on through a Redis outage. The browser proves it
+started the login either with a cookie named after the state or, where the platform offers
+LTI platform storage (``lti_storage_target``), with a secret kept in the platform's storage
+through postMessage.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ops.cache import is_down as cache_is_down
 
 from .errors import LaunchError
-from .models import Registration
+from .models import KeptInDatabase, Registration
 
 STATE_COOKIE_PREFIX = "lti_state_"
 
@@ -43,6 +51,57 @@ class LoginRedirect:
 
 def _state_key(state: str) -> str:
     return f"lti:state:{state}"
+
+
+def _kept(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _keep_in_database(key: str, data: dict, seconds: int) -> bool:
+    """Keeps the entry unless one is there already (False then)."""
+    now = timezone.now()
+    KeptInDatabase.objects.filter(expires_at__lte=now).delete()
+    try:
+        with transaction.atomic():
+            KeptInDatabase.objects.create(
+                key=_kept(key), data=data, expires_at=now + timedelta(seconds=seconds)
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def _put(key: str, data: dict, seconds: int) -> None:
+    if not cache.add(key, data, seconds):  # a new random key: only an unreachable cache says no
+        _keep_in_database(key, data, seconds)
+
+
+def _find(key: str) -> tuple[dict, bool] | None:
+    """The entry and whether it is kept in the database."""
+    data = cache.get(key)
+    if data is not None:
+        return data, False
+    record = KeptInDatabase.objects.filter(key=_kept(key), expires_at__gt=timezone.now()).first()
+    return (record.data, True) if record else None
+
+
+def _take(key: str, in_database: bool) -> bool:
+    """Removes the entry; False when another request took it first."""
+    if in_database:
+        deleted, _ = KeptInDatabase.objects.filter(key=_kept(key)).delete()
+        return deleted > 0
+    return cache.delete(key)
+
+
+def record_nonce(issuer: str, nonce: str) -> bool:
+    """Records the nonce as used: True the first time, False when it was used before."""
+    key = f"lti:nonce:{issuer}:{nonce}"
+    seconds = settings.LTI_STATE_TTL_SECONDS * 2
+    if cache.add(key, True, seconds):
+        return True
+    if not cache_is_down():
+        return False
+    return _keep_in_database(key, {}, seconds)
 
 
 def is_tool_url(url: str, tool_base_url: str) -> bool:
@@ -104,7 +163,7 @@ def initiate_login(
         storage_target=params.get("lti_storage_target", ""),
         storage_secret=secrets.token_urlsafe(24),
     )
-    cache.set(_state_key(login.state), asdict(login), settings.LTI_STATE_TTL_SECONDS)
+    _put(_state_key(login.state), asdict(login), settings.LTI_STATE_TTL_SECONDS)
     query = {
         "scope": "openid",
         "response_type": "id_token",
@@ -128,20 +187,21 @@ def initiate_login(
 
 
 def peek_state(state: str) -> LoginState | None:
-    data = cache.get(_state_key(state)) if state else None
-    return LoginState(**data) if data else None
+    found = _find(_state_key(state)) if state else None
+    return LoginState(**found[0]) if found else None
 
 
 def consume_state(state: str, *, cookie_value: str | None, storage_value: str | None) -> LoginState:
     """The login this launch answers, used once, if this browser started it."""
     if not state:
         raise LaunchError("The launch has no state parameter.")
-    login = peek_state(state)
-    if login is None:
+    found = _find(_state_key(state))
+    if found is None:
         raise LaunchError(
             "This launch is unknown, expired or was already used. "
             "Open the activity again from your course."
         )
+    login = LoginState(**found[0])
     by_cookie = cookie_value is not None and hmac.compare_digest(cookie_value, state)
     by_storage = bool(login.storage_target and storage_value) and hmac.compare_digest(
         storage_value or "", login.storage_secret
@@ -153,6 +213,6 @@ def consume_state(state: str, *, cookie_value: str | None, storage_value: str | 
             "in a new window.",
             status=403,
         )
-    if not cache.delete(_state_key(state)):
+    if not _take(_state_key(state), in_database=found[1]):
         raise LaunchError("This launch was already used. Open the activity again from your course.")
     return login
