@@ -1,10 +1,15 @@
 from rest_framework import authentication, exceptions
 
+from ops.throttling import TokenFailureThrottle
+
 from .tokens import check_token, creator_lost_access
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Bearer gcq_…`: acts as the token's creator, within the token's scope."""
+    """`Authorization: Bearer gcq_…`: acts as the token's creator, within the token's scope.
+
+    An address whose tokens keep failing is throttled (429) before its token is looked at,
+    so guessing meets a limit rather than endless 401s; successful calls are not counted."""
 
     keyword = "Bearer"
 
@@ -12,16 +17,22 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1").split()
         if not header or header[0] != self.keyword:
             return None
+        failures = TokenFailureThrottle()
+        if failures.exhausted(request):
+            raise exceptions.Throttled(failures.wait())
         if len(header) != 2:
+            failures.count()
             raise exceptions.AuthenticationFailed(
                 "The Authorization header must be 'Bearer <token>'."
             )
         token = check_token(header[1])
         if token is None:
-            raise exceptions.AuthenticationFailed("The token is unknown or revoked.")
-        lost = creator_lost_access(token)
-        if lost is not None:
-            raise exceptions.AuthenticationFailed(lost)
+            refusal = "The token is unknown or revoked."
+        else:
+            refusal = creator_lost_access(token)
+        if refusal is not None:
+            failures.count()
+            raise exceptions.AuthenticationFailed(refusal)
         return (token.created_by, token)
 
     def authenticate_header(self, request):

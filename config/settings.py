@@ -7,6 +7,7 @@ filesystem, a file cache): nothing needs a server. Production and CI point
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -76,6 +77,7 @@ INSTALLED_APPS = [
     "analytics",
     "ops",
     "api",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -92,6 +94,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # Framing: CSP frame-ancestors allows the registered platforms (LTI iframes) and no one else.
     "lti.middleware.FrameAncestorsMiddleware",
+    # Admin sign-in lockouts (django-axes); its documentation wants it last.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -161,6 +165,8 @@ SESSION_ENGINE = "ops.sessions"
 # Django's ModelBackend with the per-request user lookup served from the cache. The plain
 # ModelBackend stays listed so that sessions signed in through it remain valid.
 AUTHENTICATION_BACKENDS = [
+    # Refuses sign-ins from an address locked out for failed passwords (checks none itself).
+    "axes.backends.AxesStandaloneBackend",
     "lti.backends.CachedUserBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
@@ -323,8 +329,25 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("API_THROTTLE_USER", "2000/min"),
+        # Per client address (ops.throttling, decision 28). A campus behind one NAT address
+        # launches as one: raise the LTI rates there.
+        "api_token_failures": os.environ.get("API_THROTTLE_TOKEN_FAILURES", "20/min"),
+        "lti_login": os.environ.get("THROTTLE_LTI_LOGIN", "600/min"),
+        "lti_launch": os.environ.get("THROTTLE_LTI_LAUNCH", "600/min"),
+        "lti_registration": os.environ.get("THROTTLE_LTI_REGISTRATION", "10/min"),
+        "demo": os.environ.get("THROTTLE_DEMO", "30/hour"),
     },
+    # The client's address: REMOTE_ADDR, or with proxies in front, the address the
+    # outermost trusted one saw (X-Forwarded-For is never taken from a client).
+    "NUM_PROXIES": int(os.environ.get("TRUSTED_PROXY_COUNT", "0")),
 }
+# Admin sign-in: an address is locked out after this many failed passwords, for this long.
+AXES_FAILURE_LIMIT = int(os.environ.get("ADMIN_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("ADMIN_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_CLIENT_IP_CALLABLE = "ops.throttling.client_address"
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "ops.throttling.admin_locked_out"
 SPECTACULAR_SETTINGS = {
     "TITLE": "Checkpointing Lab grading API",
     "DESCRIPTION": "Attempts, responses, grades, overrides, regrades and rosters, per course.",
@@ -356,9 +379,11 @@ LTI_PLATFORM_KEYSET_REFETCH_SECONDS = int(
 LTI_FRAME_ANCESTORS = env_list("LTI_FRAME_ANCESTORS")
 
 # --- The product ------------------------------------------------------------------
-# The preview entry on the home page (a demo course without an LMS). On by default so
-# a newcomer sees the quiz at once; production turns it off.
-DEMO_MODE = env_bool("DEMO_MODE", default=True)
+# The preview entry on the home page (a demo course without an LMS): anonymous visitors
+# become demo users and queue lab runs, so it is on by default only with DEBUG (`make run`).
+DEMO_MODE = env_bool("DEMO_MODE", default=DEBUG)
+# The demo's lab runs waiting or running at once, at most (the GPU queue is shared).
+DEMO_LAB_QUEUE_CAP = int(os.environ.get("DEMO_LAB_QUEUE_CAP", "10"))
 
 # Logs: JSON lines with the request id (LOG_FORMAT=json, the default without DEBUG), or
 # plain text for a terminal. Celery workers log through the same configuration.

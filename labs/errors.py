@@ -19,3 +19,9 @@ class LabNotOpen(AssessmentError):
 
 class RunPending(AssessmentError):
     status_code = 409
+
+
+class DemoQueueFull(AssessmentError):
+    """The demo course's runs waiting or running reached DEMO_LAB_QUEUE_CAP."""
+
+    status_code = 503

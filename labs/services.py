@@ -22,7 +22,7 @@ from lti.models import ResourceLink
 
 from . import execution
 from .content import LabContent
-from .errors import InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
+from .errors import DemoQueueFull, InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
 from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy
@@ -146,6 +146,19 @@ def _enqueue(run_id: int, when: datetime | None = None) -> None:
     execute_lab_run.apply_async((run_id,), eta=when)
 
 
+def _refuse_a_full_demo_queue() -> None:
+    """Anyone may enter the demo, so its runs share the GPU queue only up to a cap. Demo
+    submissions of one lab are serialised on its schedule's row, which the caller holds."""
+    waiting = LabRun.objects.filter(
+        placement__context__is_demo=True, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)
+    ).count()
+    if waiting >= settings.DEMO_LAB_QUEUE_CAP:
+        raise DemoQueueFull(
+            _("The demo's lab queue is full (%(count)d runs waiting). Try again in a few minutes.")
+            % {"count": waiting}
+        )
+
+
 def submit_run(
     *, placement: ResourceLink, user: AbstractBaseUser, policy: object, now: datetime | None = None
 ) -> LabRun:
@@ -181,6 +194,8 @@ def submit_run(
             raise LabNotOpen(
                 _("You have used all %(count)d runs of this lab.") % {"count": rules.max_runs}
             )
+        if placement.context.is_demo:
+            _refuse_a_full_demo_queue()
         number = max((run.number for run in mine), default=0) + 1
         try:
             with transaction.atomic():

@@ -1,16 +1,19 @@
 from django.urls import path
 
+from ops.throttling import limited
+
 from . import views
 
 app_name = "lti"
 
+# The entries anyone can reach are rate-limited per client address (decision 28).
 urlpatterns = [
-    path("login/", views.login, name="login"),
-    path("launch/", views.launch, name="launch"),
+    path("login/", limited("lti_login")(views.login), name="login"),
+    path("launch/", limited("lti_launch")(views.launch), name="launch"),
     path("jwks/", views.jwks, name="jwks"),
-    path("register/", views.register, name="register"),
+    path("register/", limited("lti_registration")(views.register), name="register"),
     path("deep-link/<str:token>/", views.deep_link, name="deep-link"),
     path("handoff/<str:token>/", views.continue_in_window, name="handoff"),
-    path("demo/launch/", views.demo_launch, name="demo-launch"),
+    path("demo/launch/", limited("demo")(views.demo_launch), name="demo-launch"),
     path("roster/<int:placement_id>/refresh/", views.roster_refresh, name="roster-refresh"),
 ]

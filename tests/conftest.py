@@ -21,6 +21,23 @@ from .quiz_helpers import launched_client
 os.environ["CACHE_KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
 settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
 
+# The suite launches, signs in and enters the demo many times from 127.0.0.1: the limits
+# per address are raised here (and for the servers and workers the tests start), and
+# tests/security/test_rate_limits.py tests them with low values. The demo is on, as in
+# `make run`.
+SUITE_RATES = {
+    "THROTTLE_LTI_LOGIN": "lti_login",
+    "THROTTLE_LTI_LAUNCH": "lti_launch",
+    "THROTTLE_LTI_REGISTRATION": "lti_registration",
+    "THROTTLE_DEMO": "demo",
+    "API_THROTTLE_TOKEN_FAILURES": "api_token_failures",
+}
+for variable, scope in SUITE_RATES.items():
+    os.environ[variable] = "100000/min"
+    settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope] = os.environ[variable]
+os.environ["DEMO_MODE"] = "1"
+settings.DEMO_MODE = True
+
 
 @pytest.fixture(scope="session")
 def seed_content():

@@ -329,7 +329,8 @@ def test_a_course_token_stops_working_when_its_creator_stops_teaching(world):
     Membership.objects.filter(user=world.teacher_a).update(role=Role.LEARNER)
     response = world.client("course_token").get("/api/v1/grades/")
     assert response.status_code == 401
-    assert response.json()["error"]["message"] == "The token's creator no longer teaches its course."
+    message = response.json()["error"]["message"]
+    assert message == "The token's creator no longer teaches its course."
 
 
 def test_list_endpoints_use_a_constant_number_of_queries(world, django_assert_max_num_queries):

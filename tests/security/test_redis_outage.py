@@ -17,24 +17,8 @@ from lti.services import enrol_demo_member
 
 from ..lti_platform import ROLE, start_login
 from ..quiz_helpers import answer_all, launched_client, start
-from ..workers import PrivateRedis
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def private_redis(settings, tmp_path):
-    redis = PrivateRedis(tmp_path)
-    settings.REDIS_URL = redis.url
-    settings.CACHES = {
-        "default": {
-            **settings.CACHES["default"],
-            "BACKEND": "ops.cache.RedisCache",
-            "LOCATION": redis.url,
-        }
-    }
-    yield redis
-    redis.stop()
 
 
 def test_students_answer_through_an_outage_and_after_it(private_redis, quiz):
