@@ -1,6 +1,6 @@
 """What a request's session costs from the database engine against ops.sessions (the
 database read through the Redis cache), and what the cache's fallback wrapper costs a Redis
-call (decision 27): median microseconds per call in one process, PostgreSQL and Redis on
+call (decision 29): median microseconds per call in one process, PostgreSQL and Redis on
 loopback.
 
     python -m bench.sessions [--calls 2000]

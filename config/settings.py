@@ -160,7 +160,7 @@ else:
         }
     }
 
-# Sessions live in the database, read through the cache (decision 27: Redis may go away).
+# Sessions live in the database, read through the cache (decision 29: Redis may go away).
 SESSION_ENGINE = "ops.sessions"
 # Django's ModelBackend with the per-request user lookup served from the cache. The plain
 # ModelBackend stays listed so that sessions signed in through it remain valid.
@@ -329,7 +329,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("API_THROTTLE_USER", "2000/min"),
-        # Per client address (ops.throttling, decision 28). A campus behind one NAT address
+        # Per client address (ops.throttling, decision 30). A campus behind one NAT address
         # launches as one: raise the LTI rates there.
         "api_token_failures": os.environ.get("API_THROTTLE_TOKEN_FAILURES", "20/min"),
         "lti_login": os.environ.get("THROTTLE_LTI_LOGIN", "600/min"),

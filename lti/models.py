@@ -223,7 +223,7 @@ class Membership(models.Model):
 
 class KeptInDatabase(models.Model):
     """A started login's state, or a launch's used nonce, kept here while the cache (Redis)
-    cannot be reached (decision 27): launches go on through an outage. ``key`` is the
+    cannot be reached (decision 29): launches go on through an outage. ``key`` is the
     SHA-256 of the cache key."""
 
     key = models.CharField(max_length=64, unique=True)

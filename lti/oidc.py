@@ -3,7 +3,7 @@ and the login state that binds the launch to the browser that started it.
 
 The state record lives in the cache (Redis in production) for a few minutes and is used
 once; while the cache cannot be reached, states and used nonces are kept in the database
-instead (decision 27), so launches go on through a Redis outage. The browser proves it
+instead (decision 29), so launches go on through a Redis outage. The browser proves it
 started the login either with a cookie named after the state or, where the platform offers
 LTI platform storage (``lti_storage_target``), with a secret kept in the platform's storage
 through postMessage.

@@ -6,7 +6,7 @@ from . import views
 
 app_name = "lti"
 
-# The entries anyone can reach are rate-limited per client address (decision 28).
+# The entries anyone can reach are rate-limited per client address (decision 30).
 urlpatterns = [
     path("login/", limited("lti_login")(views.login), name="login"),
     path("launch/", limited("lti_launch")(views.launch), name="launch"),

@@ -5,7 +5,7 @@ Django's client builds a new ``redis.Redis`` (and its table of response callback
 every cache call: about 60 µs, which every request paid twice (its session and its
 user). A client over a connection pool is safe to share, so one per pool does the same.
 
-Everything in the cache can be lost (decision 27): sessions are in the database too, the
+Everything in the cache can be lost (decision 29): sessions are in the database too, the
 signed-in user is read from the database, LTI login state and nonces go to the database
 while Redis is away, and rate limits let requests through. So a call that cannot reach
 Redis reads as a miss (``get`` gives the default, ``add`` and ``delete`` give False, ``set``

@@ -1,7 +1,7 @@
 """Sessions in the database, read through the cache: Django's ``cached_db`` engine, whose
 cache entries live at most ``CACHE_SECONDS``.
 
-The database holds every session; the cache spares each request its read (decision 27).
+The database holds every session; the cache spares each request its read (decision 29).
 While Redis is unreachable the cache answers as a miss and sessions are read from and
 written to the database alone. A change made then (a new launch's courses, a session
 ended) cannot reach a Redis that was cut off rather than restarted, so an entry there may

@@ -1,4 +1,4 @@
-"""Rate limits per client address, on DRF's throttles (decision 28).
+"""Rate limits per client address, on DRF's throttles (decision 30).
 
 One limiter for the API and for the pages that need one (OIDC login, launch, dynamic
 registration, the demo entry): DRF's ``SimpleRateThrottle``, counting in the cache, keyed by
