@@ -92,8 +92,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    # Framing: CSP frame-ancestors allows the registered platforms (LTI iframes) and no one else.
-    "lti.middleware.FrameAncestorsMiddleware",
+    # Content-Security-Policy (scripts from our static files only; frame-ancestors allows the
+    # registered platforms, for LTI iframes, and no one else) and Permissions-Policy.
+    "lti.middleware.SecurityHeadersMiddleware",
     # Admin sign-in lockouts (django-axes); its documentation wants it last.
     "axes.middleware.AxesMiddleware",
 ]
@@ -364,12 +365,22 @@ SPECTACULAR_SETTINGS = {
 # The tool's public base URL (https://quiz.example.edu/); empty: taken from each request.
 LTI_TOOL_URL = os.environ.get("LTI_TOOL_URL", "")
 # Dynamic registration needs this key in the registration URL (/lti/register/?key=…); without
-# one it is open only in DEBUG runs.
+# one it is open only in DEBUG runs (closed entirely otherwise).
 LTI_REGISTRATION_KEY = os.environ.get("LTI_REGISTRATION_KEY", "")
+# How long the registration page's signed form stays valid (the administrator confirms in it).
+LTI_REGISTRATION_FORM_SECONDS = int(os.environ.get("LTI_REGISTRATION_FORM_SECONDS", "1800"))
 LTI_CLOCK_SKEW_SECONDS = int(os.environ.get("LTI_CLOCK_SKEW_SECONDS", "30"))
 LTI_STATE_TTL_SECONDS = int(os.environ.get("LTI_STATE_TTL_SECONDS", "600"))
 LTI_HTTP_CONNECT_TIMEOUT = float(os.environ.get("LTI_HTTP_CONNECT_TIMEOUT", "3.05"))
 LTI_HTTP_READ_TIMEOUT = float(os.environ.get("LTI_HTTP_READ_TIMEOUT", "10"))
+# The largest answer read from a platform (a roster page is the largest one expected).
+LTI_HTTP_MAX_RESPONSE_BYTES = int(os.environ.get("LTI_HTTP_MAX_RESPONSE_BYTES", str(8 * 2**20)))
+# Platforms on loopback, link-local or private addresses are refused (server-side request
+# forgery) unless this is on: the local run (DEBUG) and the tests, whose platforms are on
+# 127.0.0.1, and a campus whose LMS is on a private network.
+LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES = env_bool(
+    "LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES", default=DEBUG
+)
 LTI_PLATFORM_KEYSET_CACHE_SECONDS = int(os.environ.get("LTI_PLATFORM_KEYSET_CACHE_SECONDS", "3600"))
 LTI_PLATFORM_KEYSET_REFETCH_SECONDS = int(
     os.environ.get("LTI_PLATFORM_KEYSET_REFETCH_SECONDS", "60")

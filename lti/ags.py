@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import logging
 import re
 import secrets
 import time
@@ -28,6 +29,7 @@ from . import http
 from .keys import signing_key
 from .models import Registration
 
+logger = logging.getLogger(__name__)
 TOKEN_SAFETY_SECONDS = 60
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
@@ -77,10 +79,16 @@ def _reason(response: requests.Response) -> str:
 def _send(method: str, url: str, **kwargs: Any) -> requests.Response:
     try:
         return getattr(http, method)(url, **kwargs)
+    except http.PlatformAddressRefused as error:
+        # Outside the outbound policy (an address we may not call, a redirect, an answer too
+        # large): retrying will not change that.
+        logger.warning("platform call refused by policy url=%s error=%s", url, error)
+        raise PlatformRefused(str(http.UNREACHABLE), 0) from error
     except requests.Timeout as error:
         raise PlatformUnavailable(f"The platform did not answer in time ({url}).") from error
     except requests.RequestException as error:
-        raise PlatformUnavailable(f"The platform could not be reached ({error}).") from error
+        logger.warning("platform unreachable url=%s error=%s", url, error)
+        raise PlatformUnavailable(str(http.UNREACHABLE)) from error
 
 
 def _raise_for(response: requests.Response, what: str) -> None:
@@ -146,6 +154,10 @@ def _authorized(
     method: str, registration: Registration, scopes: list[str], url: str, what: str, **kwargs: Any
 ) -> requests.Response:
     """Call with a bearer token; a 401 gets one fresh token and one more try."""
+    if not http.platform_url_ok(url, registration.issuer):
+        # Service URLs come from launches and the platform's answers (line item ids, next
+        # pages): only the platform's own http(s) addresses are called.
+        raise PlatformRefused(f"{what}: the platform gave a URL that is not http(s).", 0)
     headers = dict(kwargs.pop("headers", {}))
     for fresh in (False, True):
         headers["Authorization"] = f"Bearer {access_token(registration, scopes, fresh=fresh)}"

@@ -3,12 +3,16 @@ configuration, post our client registration, store what the platform answers."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from django.db import transaction
+from django.conf import settings
+from django.core import signing
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from . import claims as c
 from . import http
@@ -18,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+FORM_SALT = "lti.register.form"
 TOOL_NAME = "Checkpointing Lab"
 TOOL_DESCRIPTION = (
     "Gradient-checkpointing quiz with explanations, and GPU labs, graded into the gradebook."
@@ -25,7 +30,42 @@ TOOL_DESCRIPTION = (
 
 
 class RegistrationError(Exception):
-    pass
+    status = 400
+
+
+class AlreadyRegistered(RegistrationError):
+    status = 409
+
+    def __init__(self, issuer: str, client_id: str) -> None:
+        super().__init__(
+            _(
+                "%(issuer)s already registered this tool with client id %(client_id)s; "
+                "nothing was changed. To register it again, an administrator of this tool "
+                "first removes that registration (Django admin, LTI registrations)."
+            )
+            % {"issuer": issuer, "client_id": client_id}
+        )
+
+
+def registration_form_token(configuration_url: str, registration_token: str) -> str:
+    """The registration page's form token: signed, dated, bound to the platform's
+    configuration URL and registration token. It protects the form's POST instead of a CSRF
+    cookie, which is third-party in the platform's dialog and often dropped."""
+    return signing.dumps([configuration_url, _digest(registration_token)], salt=FORM_SALT)
+
+
+def registration_form_token_ok(token: str, configuration_url: str, registration_token: str) -> bool:
+    try:
+        signed = signing.loads(
+            token, salt=FORM_SALT, max_age=settings.LTI_REGISTRATION_FORM_SECONDS
+        )
+    except signing.BadSignature:  # SignatureExpired included
+        return False
+    return signed == [configuration_url, _digest(registration_token)]
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
 
 
 def tool_urls(tool_base_url: str) -> dict[str, str]:
@@ -69,14 +109,16 @@ def client_registration(tool_base_url: str) -> dict[str, Any]:
     }
 
 
-def _json(response: requests.Response, what: str) -> dict[str, Any]:
+def _origin(url: str) -> str:
+    """scheme://host:port, with the default port spelled out, so equal origins compare equal."""
     try:
-        data = response.json()
-    except ValueError as error:
-        raise RegistrationError(f"The platform's {what} is not JSON.") from error
-    if not isinstance(data, dict):
-        raise RegistrationError(f"The platform's {what} is not a JSON object.")
-    return data
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return ""
+    if not parts.hostname or port is None:
+        return ""
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
 
 
 def fetch_platform_configuration(url: str) -> dict[str, Any]:
@@ -84,19 +126,19 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
         scheme = urlsplit(url).scheme
     except ValueError:
         scheme = ""
-    if scheme not in {"http", "https"} or "\x00" in url:
-        raise RegistrationError("openid_configuration must be an http(s) URL.")
+    if scheme not in {"http", "https"} or "\x00" in url or len(url) > 2000:
+        raise RegistrationError(_("openid_configuration must be an http(s) URL."))
     try:
         response = http.get(url, headers={"Accept": "application/json"})
-    except requests.RequestException as error:
-        raise RegistrationError(
-            f"The platform's configuration could not be read: {error}"
-        ) from error
-    if not response.ok:
-        raise RegistrationError(
-            f"The platform's configuration answered HTTP {response.status_code}."
-        )
-    config = _json(response, "configuration")
+        response.raise_for_status()
+        config = response.json()
+    except (requests.RequestException, ValueError) as error:
+        # One text for a closed port, a service that is not HTTP, an HTTP error and an
+        # answer that is not JSON: the registering user learns nothing about the network.
+        logger.warning("platform configuration unreachable url=%s error=%s", url, error)
+        raise RegistrationError(str(http.UNREACHABLE)) from error
+    if not isinstance(config, dict):
+        raise RegistrationError(str(http.UNREACHABLE))
     required = [
         "issuer",
         "authorization_endpoint",
@@ -106,48 +148,53 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
     ]
     missing = [name for name in required if not isinstance(config.get(name), str)]
     if missing:
-        raise RegistrationError(f"The platform's configuration lacks {', '.join(missing)}.")
-    # The configuration, and where we post our registration, must be the issuer's own site
-    # (LTI DR §3.5.1); we never post to a third host named by a configuration.
-    issuer_host = _host(config["issuer"])
-    if issuer_host != _host(url):
-        raise RegistrationError("The configuration's issuer is not the site that served it.")
-    if _host(config["registration_endpoint"]) != issuer_host:
-        raise RegistrationError("The registration endpoint is not on the issuer's site.")
+        raise RegistrationError(
+            _("The platform's configuration lacks %(names)s.") % {"names": ", ".join(missing)}
+        )
+    # The issuer must be the origin the configuration was fetched from, and we post our
+    # registration only there (LTI DR §3.5.1): never to a third host a configuration names.
+    issuer_origin = _origin(config["issuer"])
+    if not issuer_origin or issuer_origin != _origin(url):
+        raise RegistrationError(_("The configuration's issuer is not the site that served it."))
+    if _origin(config["registration_endpoint"]) != issuer_origin:
+        raise RegistrationError(_("The registration endpoint is not on the issuer's site."))
     for name in required:
-        if len(config[name]) > 500 or urlsplit(config[name]).scheme not in {"http", "https"}:
-            raise RegistrationError(f"The platform's {name} is not a usable URL.")
+        if len(config[name]) > 500 or not http.platform_url_ok(config[name], config["issuer"]):
+            raise RegistrationError(
+                _("The platform's %(name)s is not a usable URL.") % {"name": name}
+            )
     return config
-
-
-def _host(url: str) -> str:
-    try:
-        return urlsplit(url).netloc
-    except ValueError:
-        return ""
 
 
 @transaction.atomic
 def _store(config: dict[str, Any], reply: dict[str, Any]) -> Registration:
+    """A new registration and its deployment. One that exists is never changed: a
+    registration's keyset and endpoints decide whose launches we trust, and whoever holds
+    the registration key must not be able to repoint someone else's."""
     tool_config = reply.get(TOOL_CONFIGURATION) or {}
     platform = config.get(PLATFORM_CONFIGURATION) or {}
     scope = reply.get("scope")
-    registration, _ = Registration.objects.update_or_create(
-        issuer=config["issuer"],
-        client_id=str(reply["client_id"]),
-        defaults={
-            "title": str(platform.get("product_family_code") or config["issuer"])[:255],
-            "auth_login_url": config["authorization_endpoint"],
-            "auth_token_url": config["token_endpoint"],
-            "keyset_url": config["jwks_uri"],
-            "auth_audience": str(config.get("authorization_server") or "")[:500],
-            "product_family_code": str(platform.get("product_family_code") or "")[:100],
-            "scopes": scope.split() if isinstance(scope, str) else [],
-            "is_active": True,
-        },
-    )
+    issuer, client_id = config["issuer"], str(reply["client_id"])
+    if Registration.objects.filter(issuer=issuer, client_id=client_id).exists():
+        raise AlreadyRegistered(issuer, client_id)
+    try:
+        with transaction.atomic():
+            registration = Registration.objects.create(
+                issuer=issuer,
+                client_id=client_id,
+                title=str(platform.get("product_family_code") or issuer)[:255],
+                auth_login_url=config["authorization_endpoint"],
+                auth_token_url=config["token_endpoint"],
+                keyset_url=config["jwks_uri"],
+                auth_audience=str(config.get("authorization_server") or "")[:500],
+                product_family_code=str(platform.get("product_family_code") or "")[:100],
+                scopes=scope.split() if isinstance(scope, str) else [],
+                is_active=True,
+            )
+    except IntegrityError as error:  # the same registration, saved by a concurrent request
+        raise AlreadyRegistered(issuer, client_id) from error
     if tool_config.get("deployment_id"):
-        Deployment.objects.get_or_create(
+        Deployment.objects.create(
             registration=registration, deployment_id=str(tool_config["deployment_id"])
         )
     return registration
@@ -167,7 +214,8 @@ def register_with_platform(
             headers=headers,
         )
     except requests.RequestException as error:
-        raise RegistrationError(f"The registration could not be sent: {error}") from error
+        logger.warning("dynamic registration not sent error=%s", error)
+        raise RegistrationError(str(http.UNREACHABLE)) from error
     if not response.ok:
         logger.warning(
             "dynamic registration refused status=%s body=%s",
@@ -175,16 +223,26 @@ def register_with_platform(
             response.text[:500],
         )
         raise RegistrationError(
-            f"The platform refused the registration (HTTP {response.status_code})."
+            _(
+                "The platform refused the registration. Start it again from the LMS "
+                "(its registration token may have expired)."
+            )
         )
-    reply = _json(response, "registration answer")
+    try:
+        reply = response.json()
+    except ValueError as error:
+        raise RegistrationError(_("The platform's registration answer is not JSON.")) from error
+    if not isinstance(reply, dict):
+        raise RegistrationError(_("The platform's registration answer is not a JSON object."))
     client_id = reply.get("client_id")
     tool_config = reply.get(TOOL_CONFIGURATION, {})
     deployment_id = tool_config.get("deployment_id", "") if isinstance(tool_config, dict) else None
     if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
-        raise RegistrationError("The platform's registration answer has no usable client_id.")
+        raise RegistrationError(_("The platform's registration answer has no usable client_id."))
     if not isinstance(deployment_id, str | int) or len(str(deployment_id)) > 255:
-        raise RegistrationError("The platform's registration answer has no usable deployment id.")
+        raise RegistrationError(
+            _("The platform's registration answer has no usable deployment id.")
+        )
     if not isinstance(config.get(PLATFORM_CONFIGURATION, {}), dict):
-        raise RegistrationError("The platform's LTI configuration is not an object.")
+        raise RegistrationError(_("The platform's LTI configuration is not an object."))
     return _store(config, reply)

@@ -14,9 +14,11 @@ from typing import Any
 
 import jwt
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from . import claims as c
 from .errors import LaunchError
+from .http import platform_url_ok
 from .models import Deployment, Registration
 from .oidc import LoginState, is_tool_url, record_nonce
 from .platform_keys import platform_key
@@ -158,6 +160,34 @@ def _is_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH
 
 
+# The URLs a launch gives that we render (as a form's action, a link) or call (AGS, NRPS).
+PLATFORM_URL_CLAIMS = (
+    (c.DL_SETTINGS, "deep_link_return_url"),
+    (c.AGS_ENDPOINT, "lineitem"),
+    (c.AGS_ENDPOINT, "lineitems"),
+    (c.NRPS, "context_memberships_url"),
+    (c.LAUNCH_PRESENTATION, "return_url"),
+)
+
+
+def _check_platform_urls(payload: dict[str, Any]) -> None:
+    """Every platform URL in the launch is http(s), https from an https platform without
+    DEBUG: a `javascript:` or `data:` URL would run script in the tool's origin."""
+    issuer = str(payload.get("iss") or "")
+    for claim, name in PLATFORM_URL_CLAIMS:
+        value = payload.get(claim)
+        if not isinstance(value, dict) or not isinstance(value.get(name), str) or not value[name]:
+            continue  # absent, or not a string: ignored, as the other optional claims
+        if not platform_url_ok(value[name], issuer):
+            raise LaunchError(
+                _(
+                    "The launch's %(name)s is not an http(s) address of the platform, so "
+                    "the launch was refused."
+                )
+                % {"name": name}
+            )
+
+
 def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: str) -> None:
     if payload.get(c.VERSION) != c.LTI_VERSION:
         raise LaunchError(f"The launch's LTI version is not {c.LTI_VERSION}.")
@@ -181,8 +211,9 @@ def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: st
             raise LaunchError("The launch has no resource link id.")
     else:
         dl = payload.get(c.DL_SETTINGS)
-        if not isinstance(dl, dict) or not dl.get("deep_link_return_url"):
+        if not isinstance(dl, dict) or not isinstance(dl.get("deep_link_return_url"), str):
             raise LaunchError("The deep-linking request has no deep_link_return_url.")
+    _check_platform_urls(payload)
     target = payload.get(c.TARGET_LINK_URI)
     if not isinstance(target, str) or not is_tool_url(target, tool_base_url):
         raise LaunchError("The launch's target_link_uri does not point at this tool.")

@@ -30,7 +30,7 @@ def _fetch(url: str) -> dict:
     except (requests.RequestException, ValueError) as error:
         logger.warning("platform keyset fetch failed url=%s error=%s", url, error)
         raise LaunchError(
-            f"The platform's public keys could not be fetched from {url} ({error})."
+            f"The platform's public keys could not be fetched from {url}: {http.UNREACHABLE}"
         ) from error
     if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
         raise LaunchError(f"The platform's key set at {url} is not a JSON Web Key Set.")

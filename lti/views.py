@@ -31,11 +31,19 @@ from . import claims as c
 from . import handoff, oidc
 from .access import grant_launch, placement_in_launch, placement_url
 from .deep_linking import lab_content_item, quiz_content_item, response_jwt
-from .dynamic_registration import RegistrationError, register_with_platform, tool_urls
+from .dynamic_registration import (
+    RegistrationError,
+    register_with_platform,
+    registration_form_token,
+    registration_form_token_ok,
+    tool_urls,
+)
 from .errors import LaunchError
 from .forms import DeepLinkForm
+from .http import platform_url_ok
 from .keys import published_jwks
 from .launch import validate_launch
+from .middleware import allow_form_action, allow_framing_by
 from .models import Registration, Role
 from .roles import course_role
 from .services import QuizNotLoaded, enrol_demo_member, ensure_demo_placement, record_launch
@@ -224,6 +232,8 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         return refuse(
             request, _("This platform's registration was removed; ask your administrator.")
         )
+    if not platform_url_ok(pending["return_url"], registration.issuer):
+        return refuse(request, _("The LMS gave a return address that is not http(s)."))
     if request.method == "POST" and form.is_valid():
         activity = form.cleaned_data["activity"]
         if isinstance(activity, Quiz):
@@ -246,11 +256,13 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         links = dict(request.session[DEEP_LINK_SESSION_KEY])
         links.pop(token, None)
         request.session[DEEP_LINK_SESSION_KEY] = links
-        return render(
+        response = render(
             request,
             "lti/deep_link_return.html",
             {"return_url": pending["return_url"], "jwt": signed},
         )
+        allow_form_action(response, pending["return_url"])  # the form posts to the LMS
+        return response
     if not form.is_bound:
         form.initial["title"] = _("Gradient checkpointing quiz")
     return render(
@@ -291,12 +303,25 @@ def continue_in_window(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
-@xframe_options_exempt
+@csrf_exempt  # the platform's dialog frames this page cross-site, where our CSRF cookie is
+# third-party and often dropped: the POST is protected by the registration key and a
+# signed, short-lived form token bound to the platform's configuration URL instead.
+@never_cache
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     """LTI Dynamic Registration: the platform opens this page with openid_configuration and
-    registration_token; the administrator confirms; we register and close the dialog."""
+    registration_token; the administrator confirms; we register and close the dialog.
+    Open only with the server's registration key (or in a DEBUG run without one)."""
     params = request.POST if request.method == "POST" else request.GET
+    key = params.get("key", "")
+    if not registration_key_ok(key):
+        logger.warning("dynamic registration refused: key missing or wrong")
+        return render(
+            request,
+            "lti/registration_closed.html",
+            {"key_configured": bool(settings.LTI_REGISTRATION_KEY)},
+            status=403,
+        )
     configuration_url = params.get("openid_configuration", "")
     if not configuration_url:
         return refuse(
@@ -306,21 +331,43 @@ def register(request: HttpRequest) -> HttpResponse:
                 "(the openid_configuration parameter is missing)."
             ),
         )
-    context = {
-        "openid_configuration": configuration_url,
-        "registration_token": params.get("registration_token", ""),
-    }
+    registration_token = params.get("registration_token", "")
     if request.method == "GET":
-        return render(request, "lti/register.html", context)
-    try:
-        registration = register_with_platform(
-            openid_configuration_url=configuration_url,
-            registration_token=context["registration_token"],
-            tool_base_url=tool_base_url(request),
+        response = render(
+            request,
+            "lti/register.html",
+            {
+                "openid_configuration": configuration_url,
+                "registration_token": registration_token,
+                "key": key,
+                "form_token": registration_form_token(configuration_url, registration_token),
+            },
         )
-    except RegistrationError as error:
-        return refuse(request, str(error), status=400)
-    return render(request, "lti/registered.html", {"registration": registration})
+    elif not registration_form_token_ok(
+        params.get("form_token", ""), configuration_url, registration_token
+    ):
+        response = refuse(
+            request,
+            _(
+                "This registration form has expired or was not issued by this tool. "
+                "Start the registration again from your LMS."
+            ),
+            status=403,
+        )
+    else:
+        try:
+            registration = register_with_platform(
+                openid_configuration_url=configuration_url,
+                registration_token=registration_token,
+                tool_base_url=tool_base_url(request),
+            )
+        except RegistrationError as error:
+            response = refuse(request, str(error), status=error.status)
+        else:
+            response = render(request, "lti/registered.html", {"registration": registration})
+    # The platform that is registering shows this page in its dialog.
+    allow_framing_by(response, configuration_url)
+    return response
 
 
 @require_POST

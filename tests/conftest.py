@@ -20,6 +20,10 @@ from .quiz_helpers import launched_client
 # cache holds entries by id (the signed-in user) that must never cross between them.
 os.environ["CACHE_KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
 settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
+# The test platforms and LMSs are on 127.0.0.1, which the outbound policy refuses by default
+# (tests/security turns it off again to prove the refusals); workers inherit it.
+os.environ["LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES"] = "1"
+settings.LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES = True
 
 # The suite launches, signs in and enters the demo many times from 127.0.0.1: the limits
 # per address are raised here (and for the servers and workers the tests start), and

@@ -5,6 +5,7 @@ its dynamic-registration endpoint)."""
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 import time
@@ -90,6 +91,8 @@ class PlatformServer:
                 params = {key: values[0] for key, values in parse_qs(query).items()}
                 if path == "/course-page":
                     self._html(COURSE_PAGE.replace("TOOL_LOGIN_URL", params["tool"]))
+                elif path == "/registration-dialog":
+                    self._html(REGISTRATION_DIALOG.replace("TOOL_URL", html.escape(params["tool"])))
                 elif path == "/auth" and server.authorize:
                     signed = server.authorize(params)
                     self._html(
@@ -158,6 +161,20 @@ COURSE_PAGE = """<!doctype html><html lang="en"><head><title>Course</title></hea
 </script>
 <iframe name="tool" title="Checkpointing Lab" src="TOOL_LOGIN_URL" width="900" height="800"
   allow="clipboard-write"></iframe>
+</body></html>"""
+
+# The platform's dynamic-registration dialog: the tool's registration page in an iframe,
+# and the close message it must post when it is done (LTI DR §3.6).
+REGISTRATION_DIALOG = """<!doctype html><html lang="en"><head><title>Register a tool</title></head>
+<body><h1>Register a tool</h1>
+<script>
+  window.closedBy = null;
+  window.addEventListener("message", function (event) {
+    var data = event.data || {};
+    if (data.subject === "org.imsglobal.lti.close") { window.closedBy = event.origin; }
+  });
+</script>
+<iframe title="Tool registration" src="TOOL_URL" width="800" height="500"></iframe>
 </body></html>"""
 
 AUTO_POST = """<!doctype html><html lang="en"><head><title>Launching</title></head><body>

@@ -19,3 +19,30 @@ def private_redis(settings, tmp_path):
     }
     yield redis
     redis.stop()
+
+
+@pytest.fixture
+def outbound_policy(settings):
+    """The production policy: platforms on loopback, link-local and private addresses refused
+    (the suite's own settings allow them because its platforms are on 127.0.0.1)."""
+    settings.LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES = False
+    return settings
+
+
+@pytest.fixture
+def moodle(platform_server):
+    """A platform ready to be registered: its configuration, registration token and answer."""
+    server = platform_server
+    server.registration_token = "reg-token-xyz"
+    server.openid_configuration = {
+        "issuer": server.base,
+        "authorization_endpoint": server.url("/mod/lti/auth.php"),
+        "token_endpoint": server.url("/mod/lti/token.php"),
+        "jwks_uri": server.url("/mod/lti/certs.php"),
+        "registration_endpoint": server.url("/register"),
+    }
+    server.registration_reply = {
+        "client_id": "client-A",
+        "https://purl.imsglobal.org/spec/lti-tool-configuration": {"deployment_id": "7"},
+    }
+    return server

@@ -36,6 +36,12 @@
     });
   }
 
+  // "Go back" links go back in a script: the Content-Security-Policy forbids javascript: URLs.
+  // Delegated from the document, so links in a swapped-in page work too.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-history-back]");
+    if (link && window.history.length > 1) { event.preventDefault(); window.history.back(); }
+  });
   window.addEventListener("popstate", function () { window.location.reload(); });
   document.addEventListener("DOMContentLoaded", function () { bind(document); });
 })();

@@ -1,0 +1,230 @@
+"""One outbound policy for every call to a platform: http(s) only, no redirects, a size
+limit, no loopback/link-local/private addresses unless allowed, and the connection made to
+the address that was checked (no second DNS lookup)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from lti import ags, http
+from lti import claims as c
+from lti.errors import LaunchError
+from lti.models import Registration
+from lti.platform_keys import forget_keyset, platform_key
+
+pytestmark = pytest.mark.django_db
+
+
+class Recorder:
+    """A platform on loopback that logs every request (with its Host header)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, str]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                recorder.requests.append(("GET", self.path, self.headers.get("Host", "")))
+                if self.path == "/redirect":
+                    self.send_response(302)
+                    self.send_header("Location", "/jwks")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif self.path == "/big-chunked":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b" " * 4096
+                    for _ in range(16):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    body = json.dumps({"keys": [], "pad": "x" * 100}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+
+            do_POST = do_GET  # noqa: N815
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def recorder():
+    server = Recorder()
+    yield server
+    server.stop()
+
+
+def registration_at(url: str) -> Registration:
+    return Registration.objects.create(
+        issuer=url,
+        client_id="client-123",
+        auth_login_url=url + "/auth",
+        auth_token_url=url + "/token",
+        keyset_url=url + "/jwks",
+    )
+
+
+def _jwks(url: str) -> None:
+    forget_keyset(url)
+    platform_key(url, "kid-1")
+
+
+def _token(url: str) -> None:
+    ags.access_token(registration_at(url), [c.SCOPE_SCORE], fresh=True)
+
+
+def _score(url: str) -> None:
+    ags.post_score(registration_at(url), url + "/lineitems/1", {"scoreGiven": 1})
+
+
+def _lineitems(url: str) -> None:
+    ags.find_or_create_lineitem(
+        registration_at(url),
+        url + "/lineitems",
+        resource_link_id="rl-1",
+        tag="quiz",
+        label="Quiz",
+        score_maximum=8,
+        can_create=True,
+    )
+
+
+def _roster(url: str) -> None:
+    list(ags.roster_pages(registration_at(url), url + "/memberships"))
+
+
+CALLS = [_jwks, _token, _score, _lineitems, _roster]
+FAILURES = (LaunchError, ags.PlatformError)
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda call: call.__name__)
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_every_platform_call_refuses_loopback(outbound_policy, recorder, call, host):
+    with pytest.raises(FAILURES) as raised:
+        call(recorder.url("", host=host))
+    assert "could not be reached" in str(raised.value)
+    assert recorder.requests == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "127.1.2.3",
+        "::1",
+        "169.254.169.254",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "100.64.0.1",
+        "0.0.0.0",
+        "224.0.0.1",
+        "240.0.0.1",
+        "::ffff:127.0.0.1",
+        "fe80::1",
+        "fc00::1",
+    ],
+)
+def test_address_rule(outbound_policy, address):
+    assert http.address_allowed(address) is False
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"])
+def test_public_addresses_are_allowed(outbound_policy, address):
+    assert http.address_allowed(address) is True
+
+
+def test_the_local_run_setting_allows_loopback(settings):
+    settings.LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES = True
+    assert http.address_allowed("127.0.0.1") is True
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:6379/_INFO",
+        "ftp://lms.example.edu/",
+        "javascript:1",
+    ],
+)
+def test_only_http_urls_are_called(url):
+    with pytest.raises(http.PlatformAddressRefused):
+        http.get(url)
+
+
+def test_redirects_are_not_followed(recorder):
+    with pytest.raises(FAILURES):
+        _jwks(recorder.url("/redirect"))
+    assert [path for _, path, _ in recorder.requests] == ["/redirect"]
+
+
+@pytest.mark.parametrize("path", ["/big-chunked", "/jwks"])
+def test_answers_over_the_size_limit_are_refused(settings, recorder, path):
+    settings.LTI_HTTP_MAX_RESPONSE_BYTES = 64
+    with pytest.raises(http.PlatformAddressRefused):
+        http.get(recorder.url(path))
+
+
+def test_the_connection_goes_to_the_checked_address(
+    settings, outbound_policy, recorder, monkeypatch
+):
+    """DNS rebinding: the name resolves to a public address once, then to 127.0.0.1. The
+    connection must go to the address that was checked, never resolving the name again."""
+    real = socket.getaddrinfo
+    answers = []
+
+    def rebinding(host, port, *args, **kwargs):
+        if host != "platform.test":
+            return real(host, port, *args, **kwargs)
+        address = "93.184.216.34" if not answers else "127.0.0.1"
+        answers.append(address)
+        return real(address, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    settings.LTI_HTTP_CONNECT_TIMEOUT = 0.3
+    with pytest.raises(ags.PlatformError):  # the public address is not reachable from here
+        _score(recorder.url("", host="platform.test"))
+    assert recorder.requests == []
+    assert answers == ["93.184.216.34"] * len(answers)
+
+
+def test_the_pinned_connection_keeps_the_host_name(settings, recorder, monkeypatch):
+    real = socket.getaddrinfo
+    lookups = []
+
+    def resolver(host, port, *args, **kwargs):
+        if host == "platform.test":
+            lookups.append(host)
+            host = "127.0.0.1"
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    response = http.get(recorder.url("/jwks", host="platform.test"))
+    assert response.json()["keys"] == []
+    assert recorder.requests == [("GET", "/jwks", f"platform.test:{recorder.port}")]
+    assert lookups == ["platform.test"]
