@@ -14,6 +14,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from ops.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -83,6 +85,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "ops.middleware.RequestIdMiddleware",
     "ops.middleware.MetricsMiddleware",
+    # /healthz, /readyz and /metrics answer whatever the Host (probes come by address).
+    "ops.middleware.OperationsEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -399,23 +403,7 @@ DEMO_LAB_QUEUE_CAP = int(os.environ.get("DEMO_LAB_QUEUE_CAP", "10"))
 # Logs: JSON lines with the request id (LOG_FORMAT=json, the default without DEBUG), or
 # plain text for a terminal. Celery workers log through the same configuration.
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ops.logs.RequestIdFilter"}},
-    "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-        "json": {"()": "ops.logs.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": LOG_FORMAT,
-            "filters": ["request_id"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-}
+LOGGING = logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL", "INFO"))
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # /metrics (Prometheus): a bearer token when set; without one it is off (except with DEBUG).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

@@ -76,3 +76,23 @@ def test_readyz_names_unapplied_migrations(client, monkeypatch):
     response = client.get("/readyz")
     assert response.status_code == 503
     assert "labs.0001_initial" in response.json()["migrations"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8000", "10.213.87.5:8000", "web:8000"])
+def test_probes_answer_by_address_behind_a_production_host_list(client, settings, host):
+    """A health check or a load balancer probes by address, which ALLOWED_HOSTS does not list;
+    Django's host check answered 400 and the web container stayed unhealthy."""
+    settings.DEBUG = False
+    settings.ALLOWED_HOSTS = ["quiz.example.edu"]
+    settings.SECURE_SSL_REDIRECT = True
+    settings.METRICS_TOKEN = "metrics-secret"
+    assert client.get("/healthz", HTTP_HOST=host).status_code == 200
+    ready = client.get("/readyz", HTTP_HOST=host)
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    scraped = client.get("/metrics", HTTP_HOST=host, HTTP_AUTHORIZATION="Bearer metrics-secret")
+    assert scraped.status_code == 200
+    assert client.get("/metrics", HTTP_HOST=host).status_code == 403  # still needs its token
+    # Everything else still refuses a host that is not listed, and redirects to HTTPS.
+    assert client.get("/", HTTP_HOST=host).status_code == 400
+    assert client.get("/healthz/", HTTP_HOST=host).status_code == 400
+    assert client.get("/", HTTP_HOST="quiz.example.edu").status_code == 301
