@@ -2,14 +2,14 @@
 in whichever process runs them), and, read from the database at scrape time, the grade-sync
 backlog and the lab queue.
 
-With several processes (gunicorn workers, Celery's prefork pool) set PROMETHEUS_MULTIPROC_DIR
-to a folder they share; /metrics then adds up every process's figures.
+With several processes (gunicorn workers, Celery's prefork pool, several containers) set
+PROMETHEUS_MULTIPROC_DIR to a folder they share; /metrics then adds up every process's figures,
+dead ones included (ops.multiprocess names the files and folds the dead processes' away).
 """
 
 from __future__ import annotations
 
 import hmac
-import os
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -27,6 +27,10 @@ from prometheus_client import (
     multiprocess,
 )
 from prometheus_client.core import GaugeMetricFamily
+
+from . import multiprocess as files
+
+files.install()  # before any metric below has a value
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 REQUESTS = Counter(
@@ -91,10 +95,12 @@ class BacklogCollector:
 
 
 def exposition() -> bytes:
-    registry = CollectorRegistry()
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.MultiProcessCollector(registry)
-        counters = generate_latest(registry)
+    path = files.folder()
+    if path:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path)
+        with files.compacted(path):
+            counters = generate_latest(registry)
     else:
         counters = generate_latest(REGISTRY)
     backlog = CollectorRegistry()

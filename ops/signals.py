@@ -1,13 +1,25 @@
-"""Celery: a task carries the id of the request that enqueued it, and runs with it."""
+"""Celery: a task carries the id of the request that enqueued it, and runs with it; a worker
+and beat announce themselves in a log line (production runs them with ``--quiet``, whose
+banners are plain text)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import sys
 import time
 
-from celery.signals import before_task_publish, task_postrun, task_prerun
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_after_setup,
+    task_postrun,
+    task_prerun,
+)
 
 from .context import new_request_id, request_id
+from .logs import JsonFormatter
 from .metrics import TASK_SECONDS, TASKS
 
 logger = logging.getLogger("ops.tasks")
@@ -45,3 +57,47 @@ def forget_request_id(
     token = _tokens.pop(task_id, None)
     if token is not None:
         request_id.reset(token)
+
+
+def say_as_json(message: str, stream=sys.__stderr__) -> None:
+    """Celery's ``safe_say`` (its shutdown notices), as a JSON line. Celery writes them from
+    signal handlers with a bare ``os.write``, where logging's locks could deadlock: so does
+    this."""
+    record = logging.LogRecord(
+        "celery.worker",
+        logging.INFO,
+        __file__,
+        0,
+        message.strip(),
+        (),
+        None,
+    )
+    with contextlib.suppress(OSError, ValueError):  # a lost notice must never break a shutdown
+        os.write(stream.fileno(), (JsonFormatter().format(record) + "\n").encode())
+
+
+@celeryd_after_setup.connect
+def announce_worker(sender: str, instance=None, conf=None, **kwargs) -> None:
+    from celery.apps import worker as worker_module
+    from django.conf import settings
+
+    if settings.LOG_FORMAT == "json":
+        worker_module.safe_say = say_as_json
+    queues = sorted(instance.app.amqp.queues.consume_from) if instance else []
+    logger.info(
+        "worker %s starting: queues %s, concurrency %s (%s pool)",
+        sender,
+        ", ".join(queues),
+        getattr(instance, "concurrency", "?"),
+        getattr(getattr(instance, "pool_cls", None), "__module__", "?").rsplit(".", 1)[-1],
+    )
+
+
+@beat_init.connect
+def announce_beat(sender=None, **kwargs) -> None:
+    scheduler = getattr(sender, "scheduler", None)
+    logger.info(
+        "beat starting: %d scheduled tasks, schedule file %s",
+        len(getattr(scheduler, "schedule", {}) or {}),
+        getattr(sender, "schedule_filename", "?"),
+    )
