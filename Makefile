@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
+.PHONY: run test lint messages chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,16 @@ test: $(VENV)/.installed-dev node_modules/.installed chromium lint
 	SECRET_KEY="$${SECRET_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(40))')}" \
 	DEBUG=0 \
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+
+# The production compose file built, booted and used through its proxy (docker/compose_smoke.py):
+# needs Docker Engine 20.10+ with Compose v2; prints a table. Not part of `make test`.
+compose-smoke: $(VENV)/.installed-dev
+	$(BIN)/python docker/compose_smoke.py
+
+# Stand-ins for python:3.11-slim, postgres:16 and redis:7 from Debian's packages, for hosts
+# that cannot reach Docker Hub (needs debootstrap; docs/operations.md).
+base-images:
+	docker/base-images/build.sh
 
 # Re-extract and compile the interface catalogues after changing translatable strings.
 messages: $(VENV)/.installed-dev

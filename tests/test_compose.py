@@ -31,44 +31,100 @@ def test_compose_file_follows_the_compose_specification():
 
 
 def test_every_long_running_service_has_a_health_check_and_state_is_in_named_volumes():
-    assert {"web", "worker", "gpu-worker", "beat", "postgres", "redis", "migrate"} <= set(SERVICES)
+    assert {
+        "proxy", "web", "worker", "lab-worker", "gpu-worker", "beat", "postgres", "redis",
+        "migrate",
+    } <= set(SERVICES)  # fmt: skip
     for name, service in SERVICES.items():
         check = service.get("healthcheck", {})
         if name == "migrate":
             assert service["restart"] == "no" and check == {"disable": True}
             continue
         assert check.get("test"), name
-    assert "/readyz" in " ".join(SERVICES["web"]["healthcheck"]["test"])
+    assert SERVICES["web"]["healthcheck"]["test"][-3:] == ["-m", "ops.healthcheck", "ready"]
+    assert "/healthz" in " ".join(SERVICES["proxy"]["healthcheck"]["test"])
+    assert SERVICES["beat"]["healthcheck"]["test"][-3:] == [
+        "ops.healthcheck", "beat", "/var/lib/gcquiz/beat/celerybeat-schedule",
+    ]  # fmt: skip
+    assert "--schedule /var/lib/gcquiz/beat/celerybeat-schedule" in SERVICES["beat"]["command"]
     assert "gunicorn" in SERVICES["web"]["command"]
     named = set(COMPOSE["volumes"])
     for name in ("postgres", "redis", "beat"):
         for volume in SERVICES[name].get("volumes", []):
             assert volume.split(":")[0] in named, (name, volume)
-    for name in ("web", "worker", "gpu-worker", "beat"):
+    for name in ("web", "worker", "lab-worker", "gpu-worker", "beat"):
         depends = SERVICES[name]["depends_on"]
         assert depends["migrate"]["condition"] == "service_completed_successfully", name
-    assert "migrate --noinput" in SERVICES["migrate"]["command"]
+    assert SERVICES["proxy"]["depends_on"]["web"]["condition"] == "service_healthy"
+    assert SERVICES["migrate"]["command"] == "python manage.py deploy"
+    # One build of the application image (migrate's), which the others use as it is.
+    for name in ("web", "worker", "beat"):
+        assert "build" not in SERVICES[name] and SERVICES[name]["pull_policy"] == "never", name
+        assert SERVICES[name]["image"] == SERVICES["migrate"]["image"], name
 
 
-def test_each_deploy_empties_the_metrics_folder_before_anything_starts():
+def test_only_the_proxy_publishes_a_port_bound_to_loopback_and_only_it_is_trusted():
+    published = {name: service["ports"] for name, service in SERVICES.items() if "ports" in service}
+    assert list(published) == ["proxy"]  # so `--scale web=N` needs no host port per replica
+    [port] = published["proxy"]
+    assert port == "${PROXY_BIND:-127.0.0.1}:${PROXY_PORT:-8000}:8080"
+    assert "expose" not in SERVICES["web"]
+    # The proxy and the web replicas share a network of their own, whose subnet is the only
+    # source gunicorn takes X-Forwarded-Proto from; Django does not read the header itself.
+    assert SERVICES["proxy"]["networks"] == ["edge"]
+    assert set(SERVICES["web"]["networks"]) == {"default", "edge"}
+    [subnet] = COMPOSE["networks"]["edge"]["ipam"]["config"]
+    assert SERVICES["web"]["environment"]["FORWARDED_ALLOW_IPS"] == subnet["subnet"]
+    for name in ("web", "worker", "beat", "migrate", "lab-worker"):
+        assert SERVICES[name]["environment"]["BEHIND_HTTPS_PROXY"] == "0", name
+    nginx = (ROOT / "docker/proxy/nginx.conf").read_text()
+    assert "proxy_set_header X-Forwarded-Proto $forwarded_proto;" in nginx
+    assert 'proxy_set_header X-Forwarded-Ssl "";' in nginx
+    assert "resolver 127.0.0.11" in nginx  # replicas come and go: resolve web at run time
+
+
+def test_metrics_are_shared_and_no_deploy_step_deletes_them():
     folder = SERVICES["web"]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
-    assert any(volume.endswith(f":{folder}") for volume in SERVICES["web"]["volumes"])
-    command = SERVICES["migrate"]["command"]
-    assert f"find {folder} -name '*.db' -delete &&" in command
-    assert command.index("-delete") < command.index("migrate --noinput")
+    for name in ("web", "worker", "lab-worker", "gpu-worker", "beat", "migrate"):
+        assert SERVICES[name]["environment"]["PROMETHEUS_MULTIPROC_DIR"] == folder, name
+        assert f"metrics:{folder}" in SERVICES[name]["volumes"], name
+    for service in SERVICES.values():
+        command = service.get("command", "")
+        assert "-delete" not in command and "rm " not in command
 
 
-def test_lab_runs_have_a_gpu_worker_on_the_gpu_queue_alone():
+def test_labs_run_on_a_cpu_worker_unless_the_gpu_profile_adds_the_gpu_worker():
     gpu = SERVICES["gpu-worker"]
+    assert gpu["profiles"] == ["gpu"]
     assert "-Q gpu" in gpu["command"] and "--concurrency 1" in gpu["command"]
     assert gpu["build"]["args"]["EXTRAS"] == "labs"
     [device] = gpu["deploy"]["resources"]["reservations"]["devices"]
     assert device["driver"] == "nvidia" and "gpu" in device["capabilities"]
+    # Without the profile (a host without a GPU) the CPU lab worker consumes the same queue,
+    # from an image with PyTorch's CPU build rather than the CUDA one.
+    cpu = SERVICES["lab-worker"]
+    assert "profiles" not in cpu
+    assert "-Q gpu" in cpu["command"] and "--concurrency 1" in cpu["command"]
+    assert cpu["build"]["args"]["EXTRAS"] == "labs"
+    assert "download.pytorch.org/whl/cpu" in cpu["build"]["args"]["PIP_EXTRA_INDEX_URL"]
+    assert cpu["image"] != gpu["image"]
+    assert cpu["environment"]["LAB_DEVICE"] == "cpu"
+    unprofiled = [name for name, service in SERVICES.items() if "profiles" not in service]
+    assert "gpu-worker" not in unprofiled and "deploy" not in cpu
     assert "-Q" not in SERVICES["worker"]["command"]  # the default queue only
-    assert "load_labs" in SERVICES["migrate"]["command"]
     dockerfile = (ROOT / "Dockerfile").read_text()
     for app in ("assessments", "lti", "gradesync", "labs", "analytics", "ops", "api"):
         assert f"COPY {app} {app}" in dockerfile, app
+
+
+def test_celery_processes_start_without_their_plain_text_banners():
+    for name in ("worker", "lab-worker", "gpu-worker", "beat"):
+        assert SERVICES[name]["command"].startswith("celery -A config --quiet "), name
+
+
+def test_the_docs_name_the_docker_versions_they_need():
+    operations = (ROOT / "docs/operations.md").read_text()
+    assert "Docker Engine 20.10" in operations and "Compose v2" in operations
 
 
 def settings_variables() -> set[str]:
@@ -130,6 +186,7 @@ def test_deployment_checks_pass_with_the_production_environment(tmp_path):
     }
     env.update(production_environment())
     env["GCQUIZ_VAR_DIR"] = str(tmp_path)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path)  # the volume's folder, on this machine
     assert env["DEBUG"] == "0" and env["SECURE_SSL_REDIRECT"] == "1"
     done = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
