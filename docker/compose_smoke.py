@@ -488,15 +488,15 @@ def main() -> int:
         mark = time.monotonic()
         stack.compose("up", "-d", "--scale", "web=2")
         ok, detail = stack.wait_healthy()
-        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         codes = {browser.request("GET", "/healthz").status_code for _ in range(20)}
         logs = stack.compose(
             "logs", "--no-log-prefix", "--since", since, "proxy", capture=True
         ).stdout
         upstreams = set()
         for line in logs.splitlines():
-            try:
-                upstreams.add(json.loads(line).get("upstream"))
+            try:  # compose may put a terminal control sequence before each line
+                upstreams.add(json.loads(line[line.find("{") :]).get("upstream"))
             except ValueError:
                 continue
         upstreams.discard(None)
