@@ -49,7 +49,7 @@ class JsonFormatter(logging.Formatter):
 def logging_config(
     log_format: str, level: str, loggers: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dictionary: one console handler on standard output,
+    """A ``logging.config.dictConfig`` dictionary: one console handler on standard error,
     JSON lines (``json``) or text with the request id (``text``)."""
     if log_format not in {"json", "text"}:
         raise ValueError(f"LOG_FORMAT must be json or text, got {log_format!r}")
@@ -63,8 +63,7 @@ def logging_config(
         },
         "handlers": {
             "console": {
-                "class": "logging.StreamHandler",
-                "stream": "ext://sys.stdout",
+                "class": "logging.StreamHandler",  # standard error: stdout is a command's output
                 "formatter": log_format,
                 "filters": ["request_id"],
             }
