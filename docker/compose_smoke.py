@@ -217,6 +217,8 @@ def write_env(build_dir: Path, port: int) -> str:
         "PROXY_PORT": str(port),
         "WEB_CONCURRENCY": "2",
         "LAB_TIMING_REPEATS": "2",
+        # The smoke's LMS listens on the stack's network gateway, a private address.
+        "LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES": "1",
     }
     if "LABS_CPU_EXTRA_INDEX_URL" in os.environ:
         values["LABS_CPU_EXTRA_INDEX_URL"] = os.environ["LABS_CPU_EXTRA_INDEX_URL"]
