@@ -95,3 +95,19 @@ bench-labs: $(VENV)/.installed-dev
 vendor: node_modules/.installed
 	cp node_modules/chart.js/dist/chart.umd.min.js node_modules/chart.js/dist/chart.umd.min.js.map analytics/static/analytics/vendor/
 	cp node_modules/chart.js/LICENSE.md analytics/static/analytics/vendor/chart.js-LICENSE.md
+
+# The real-Moodle acceptance run (docs/acceptance-moodle.md): not part of `make test` (it needs
+# a Moodle 5.1 source tree, and installs PHP 8.2 and nginx from Debian's packages when missing).
+# A fresh Moodle site (its own database and data root) and the tool (its own database) each run;
+# prints a table of every step and fails when one did not pass.
+MOODLE_SRC ?=
+ACCEPTANCE_DIR ?= $(CURDIR)/var/acceptance
+acceptance-moodle: $(VENV)/.installed-dev chromium
+	@test -n "$(MOODLE_SRC)" || { echo "Give MOODLE_SRC=<Moodle 5.1 source tree> (docs/acceptance-moodle.md)"; exit 2; }
+	MOODLE_SRC="$(MOODLE_SRC)" ACCEPTANCE_DIR="$(ACCEPTANCE_DIR)" $(BIN)/python -m acceptance.run
+
+# Stops what a run left up (KEEP_RUNNING=1 or an interrupted run): nginx, php-fpm, the tool.
+acceptance-moodle-stop:
+	ACCEPTANCE_DIR="$(ACCEPTANCE_DIR)" acceptance/stop.sh
+
+.PHONY: acceptance-moodle acceptance-moodle-stop
