@@ -43,7 +43,9 @@ class Settings:
     moodle_url: str
     tool_port: int
     tool_host: str  # the tool as Moodle's own site sees it (same site: 127.0.0.1)
-    cross_host: str  # the tool on another site (step 6): localhost
+    cross_host: str  # the tool on another site (step 6): localhost, over HTTPS
+    tls_port: int  # nginx's TLS in front of the tool's second web process
+    tls_backend_port: int
     tool_database_url: str
     redis_url: str
     password: str
@@ -65,6 +67,8 @@ class Settings:
             tool_port=int(env.get("TOOL_PORT", "8107")),
             tool_host=env.get("TOOL_HOST", "127.0.0.1"),
             cross_host=env.get("TOOL_CROSS_SITE_HOST", "localhost"),
+            tls_port=int(env.get("TOOL_TLS_PORT", "8443")),
+            tls_backend_port=int(env.get("TOOL_TLS_BACKEND_PORT", "8108")),
             tool_database_url=env.get(
                 "TOOL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gcquiz_acceptance"
             ),
@@ -79,7 +83,7 @@ class Settings:
 
     @property
     def cross_tool_url(self) -> str:
-        return f"http://{self.cross_host}:{self.tool_port}"
+        return f"https://{self.cross_host}:{self.tls_port}"
 
     def registration_url(self, base: str) -> str:
         return f"{base}/lti/register/?key={self.registration_key}"
@@ -235,8 +239,9 @@ class Moodle:
 
 class Tool:
     """The tool from this checkout: its own database (dropped and created), gunicorn on
-    loopback (IPv4 and IPv6, so `localhost` reaches it too), a Celery worker, the GPU-queue
-    worker (on the CPU here) and beat, each in a process group of its own."""
+    loopback over HTTP (Moodle's own site), a second gunicorn behind nginx's TLS (the other
+    site, secure cookies), a Celery worker, the GPU-queue worker (on the CPU here) and beat,
+    each in a process group of its own."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -303,10 +308,22 @@ class Tool:
                 "config/gunicorn.py",
                 "-b",
                 f"127.0.0.1:{port}",
-                "-b",
-                f"[::1]:{port}",
                 "config.wsgi",
             ],
+        )
+        # The same tool behind nginx's TLS, for the other site: cookies Secure and
+        # SameSite=None, the scheme taken from X-Forwarded-Proto.
+        self._spawn(
+            "web-tls",
+            [
+                str(self.bin / "gunicorn"),
+                "-c",
+                "config/gunicorn.py",
+                "-b",
+                f"127.0.0.1:{self.settings.tls_backend_port}",
+                "config.wsgi",
+            ],
+            {"SECURE_COOKIES": "1", "BEHIND_HTTPS_PROXY": "1", "WEB_CONCURRENCY": "1"},
         )
         self._spawn(
             "worker",
@@ -350,7 +367,7 @@ class Tool:
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            for name in ("web", "worker", "gpu-worker", "beat"):
+            for name in self.processes:
                 if self.processes[name].poll() is not None:
                     raise StepFailed(f"the tool's {name} exited; see {self.dir / (name + '.log')}")
             try:
@@ -361,7 +378,11 @@ class Tool:
                             if self.settings.redis_url
                             else "filesystem broker"
                         )
-                        return f"gunicorn on {port} (DEBUG=0), worker, gpu-worker, beat; {broker}"
+                        return (
+                            f"gunicorn on {port} (HTTP) and {self.settings.tls_backend_port}"
+                            f" (behind TLS on {self.settings.tls_port}), DEBUG=0; worker,"
+                            f" gpu-worker, beat; {broker}"
+                        )
             except (URLError, OSError):
                 pass
             time.sleep(1)
@@ -401,14 +422,14 @@ class Tool:
             if done.returncode != 0:
                 raise StepFailed(f"{sql}: {done.stderr.strip()}")
 
-    def _spawn(self, name: str, command: list[str]) -> None:
+    def _spawn(self, name: str, command: list[str], extra: dict[str, str] | None = None) -> None:
         if not hasattr(self, "processes"):
             self.processes = {}
         log = (self.dir / f"{name}.log").open("w")
         process = subprocess.Popen(
             command,
             cwd=REPO,
-            env=self.environment_cache,
+            env={**self.environment_cache, **(extra or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -10,8 +10,32 @@ import sys
 
 from playwright.sync_api import sync_playwright
 
-from .harness import HERE, Record, Settings, StepFailed, Tool
+from .harness import HERE, Record, Settings, Skipped, StepFailed, Tool
 from .stories import Stories, screens_dir
+
+# (key, title, Stories method)
+STEPS = [
+    ("1", "admin registers the tool in Moodle's dialog and activates it", "step_register"),
+    ("1+", "(not a check) registration outside the dialog", "step_register_fallback"),
+    ("2", "teacher adds the quiz and a lab by deep linking", "step_deep_linking"),
+    ("3a", "student takes the quiz embedded (lang=ru)", "step_quiz_embedded"),
+    ("3b", "student takes the quiz in a new window", "step_quiz_new_window"),
+    ("4", "student runs a lab (gpu-worker on the CPU)", "step_lab"),
+    ("5", "Moodle's gradebook shows the grades", "step_gradebook"),
+    ("6a", "HTTPS cross-site, 3p cookies blocked: registration", "step_cross_site_registration"),
+    (
+        "6+",
+        "(not a check) cross-site registration outside the dialog",
+        "step_cross_site_registration_fallback",
+    ),
+    ("6b", "HTTPS cross-site, 3p cookies blocked: deep linking", "step_cross_site_deep_linking"),
+    ("6c", "HTTPS cross-site, 3p cookies blocked: embedded launch", "step_cross_site_launch"),
+    ("7", "teacher refreshes the roster (NRPS) from the tool", "step_roster"),
+]
+
+
+def not_run() -> str:
+    raise Skipped("the set-up failed")
 
 
 def main() -> int:
@@ -65,63 +89,13 @@ def main() -> int:
                 stories = Stories(settings, record, playwright)
                 stories.tool = tool
                 try:
-                    for key, title, action in [
-                        (
-                            "1",
-                            "admin registers the tool in Moodle's dialog and activates it",
-                            stories.step_register,
-                        ),
-                        (
-                            "1+",
-                            "(not a check) registration outside the dialog, for the later steps",
-                            stories.step_register_fallback,
-                        ),
-                        (
-                            "2",
-                            "teacher adds the quiz and a lab by deep linking",
-                            stories.step_deep_linking,
-                        ),
-                        (
-                            "3a",
-                            "student takes the quiz embedded (lang=ru)",
-                            stories.step_quiz_embedded,
-                        ),
-                        (
-                            "3b",
-                            "student takes the quiz in a new window",
-                            stories.step_quiz_new_window,
-                        ),
-                        ("4", "student runs a lab (gpu-worker on the CPU)", stories.step_lab),
-                        ("5", "Moodle's gradebook shows the grades", stories.step_gradebook),
-                        (
-                            "6a",
-                            "cross-site: registration in the dialog, 3rd-party cookies blocked",
-                            stories.step_cross_site_registration,
-                        ),
-                        (
-                            "6+",
-                            "(not a check) cross-site registration outside the dialog",
-                            stories.step_cross_site_registration_fallback,
-                        ),
-                        (
-                            "6b",
-                            "cross-site: teacher deep links, 3rd-party cookies blocked",
-                            stories.step_cross_site_deep_linking,
-                        ),
-                        (
-                            "6c",
-                            "cross-site: student launches embedded, 3rd-party cookies blocked",
-                            stories.step_cross_site_launch,
-                        ),
-                        (
-                            "7",
-                            "teacher refreshes the roster (NRPS) from the tool",
-                            stories.step_roster,
-                        ),
-                    ]:
-                        record.run(key, title, action)
+                    for key, title, name in STEPS:
+                        record.run(key, title, getattr(stories, name))
                 finally:
                     stories.close()
+        else:
+            for key, title, _ in STEPS:
+                record.run(key, title, not_run)
     finally:
         if not settings.keep_running:
             tool.stop()

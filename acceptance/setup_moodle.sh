@@ -29,6 +29,9 @@ MOODLE_DB_USER=${MOODLE_DB_USER:-postgres}
 MOODLE_DB_PASS=${MOODLE_DB_PASS:-}
 MOODLE_PASSWORD=${MOODLE_PASSWORD:-Acceptance-1}
 FPM_CHILDREN=${FPM_CHILDREN:-4}
+TOOL_CROSS_SITE_HOST=${TOOL_CROSS_SITE_HOST:-localhost}
+TOOL_TLS_PORT=${TOOL_TLS_PORT:-8443}
+TOOL_TLS_BACKEND_PORT=${TOOL_TLS_BACKEND_PORT:-8108}
 DATAROOT="$RUN/moodledata"
 PHP="php -d max_input_vars=5000 -d memory_limit=1G"
 
@@ -65,8 +68,24 @@ render() {  # template, output: @NAME@ -> value of the shell variable NAME
       -e "s|@FPM_CHILDREN@|$FPM_CHILDREN|g" -e "s|@DB_HOST@|$MOODLE_DB_HOST|g" \
       -e "s|@DB_PORT@|$MOODLE_DB_PORT|g" -e "s|@DB_NAME@|$MOODLE_DB_NAME|g" \
       -e "s|@DB_USER@|$MOODLE_DB_USER|g" -e "s|@DB_PASS@|$MOODLE_DB_PASS|g" \
-      -e "s|@DATAROOT@|$DATAROOT|g" "$1" >"$2"
+      -e "s|@DATAROOT@|$DATAROOT|g" -e "s|@TOOL_CROSS_SITE_HOST@|$TOOL_CROSS_SITE_HOST|g" \
+      -e "s|@TOOL_TLS_PORT@|$TOOL_TLS_PORT|g" -e "s|@TOOL_TLS_BACKEND_PORT@|$TOOL_TLS_BACKEND_PORT|g" \
+      "$1" >"$2"
 }
+# A throw-away CA and a certificate for the tool's other site (step 6 runs over HTTPS, as a
+# cross-site deployment must). Chromium is told to accept it; Moodle's cURL trusts it through
+# <dataroot>/moodleorgca.crt (Moodle's own place for an extra CA bundle).
+TLS="$RUN/tls"
+if [ ! -f "$TLS/tool.pem" ]; then
+  mkdir -p "$TLS"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=acceptance test CA" \
+    -keyout "$TLS/ca.key" -out "$TLS/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=$TOOL_CROSS_SITE_HOST" \
+    -keyout "$TLS/tool.key" -out "$TLS/tool.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:%s,DNS:localhost,IP:127.0.0.1,IP:::1\n' "$TOOL_CROSS_SITE_HOST" >"$TLS/san.ext"
+  openssl x509 -req -in "$TLS/tool.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$TLS/san.ext" -out "$TLS/tool.pem" 2>/dev/null
+fi
 render "$HERE/templates/nginx.conf.in" "$RUN/nginx/nginx.conf"
 render "$HERE/templates/php-fpm.conf.in" "$RUN/php-fpm/php-fpm.conf"
 # Moodle reads config.php at the root of its tree: the export's own was removed, this one
@@ -81,6 +100,7 @@ psql_admin -c "DROP DATABASE IF EXISTS \"$MOODLE_DB_NAME\" WITH (FORCE)"
 psql_admin -c "CREATE DATABASE \"$MOODLE_DB_NAME\" ENCODING 'UTF8' TEMPLATE template0"
 rm -rf "$DATAROOT"
 mkdir -p "$DATAROOT"
+cat /etc/ssl/certs/ca-certificates.crt "$TLS/ca.pem" >"$DATAROOT/moodleorgca.crt"
 
 # 4. Moodle's CLI install, then our site set-up ----------------------------------------
 say "installing Moodle by CLI (about a minute)"
