@@ -29,6 +29,7 @@ QUIZ_TITLE = "Checkpointing quiz (acceptance)"
 LAB_TITLE = "Checkpointing lab (acceptance)"
 CROSS_TITLE = "Checkpointing quiz, tool on another site (acceptance)"
 GRADE_WAIT_SECONDS = 90
+MEMO_SECONDS = 60  # lti/middleware.py's MEMO_SECONDS
 LAB_WAIT_SECONDS = 600
 
 
@@ -44,7 +45,7 @@ class State:
     quiz_scores: dict[str, float] = field(default_factory=dict)  # username -> score shown
     lab_scores: dict[str, float] = field(default_factory=dict)  # username -> percent shown
     finished_at: dict[tuple[str, str], float] = field(default_factory=dict)  # (title, user)
-    dialog_registration_url: str = ""
+    registered_at: dict[int, float] = field(default_factory=dict)  # type id -> monotonic
 
 
 class Stories:
@@ -196,23 +197,31 @@ class Stories:
                 raise StepFailed(f"tool type {tool_type['id']} is still pending after Activate")
         return tool_type["id"]
 
+    def _register(self, context: BrowserContext, base: str, *, in_dialog: bool) -> tuple[int, str]:
+        if in_dialog:
+            page, seen = self.register_in_dialog(base, context)
+        else:
+            page, seen = (
+                self.register_outside_dialog(base, context),
+                "registered in a tab of its own",
+            )
+        type_id = self.activate(page, base)
+        self.state.registered_at[type_id] = time.monotonic()
+        return type_id, self._describe_type(type_id, seen)
+
     def step_register(self) -> str:
-        context = self.context("admin")
-        base = self.settings.tool_url
-        page, seen = self.register_in_dialog(base, context)
-        self.state.type_id = self.activate(page, base)
-        return self._describe_type(self.state.type_id, seen)
+        self.state.type_id, seen = self._register(
+            self.context("admin"), self.settings.tool_url, in_dialog=True
+        )
+        return seen
 
     def step_register_fallback(self) -> str:
         if self.state.type_id:
             raise Skipped("not needed: the dialog registered the tool")
-        context = self.context("admin")
-        base = self.settings.tool_url
-        page = self.register_outside_dialog(base, context)
-        self.state.type_id = self.activate(page, base)
-        return "for the later steps only: " + self._describe_type(
-            self.state.type_id, "registered in a tab of its own"
+        self.state.type_id, seen = self._register(
+            self.context("admin"), self.settings.tool_url, in_dialog=False
         )
+        return "for the later steps only: " + seen
 
     def _describe_type(self, type_id: int, seen: str) -> str:
         t = next(t for t in self.moodle.types() if t["id"] == type_id)
@@ -224,6 +233,18 @@ class Stories:
         )
 
     # Step 2: deep linking from the activity form --------------------------------------------
+
+    def settle(self, type_id: int) -> str:
+        """The tool's web processes each keep the origins allowed to frame them for a minute
+        (lti/middleware.py, MEMO_SECONDS): a process that served a page just before the
+        registration frames nothing of the new platform until then. A teacher does not add an
+        activity in the second the tool is registered; the run waits that minute out and
+        says so."""
+        wait = self.state.registered_at.get(type_id, 0) + MEMO_SECONDS + 1 - time.monotonic()
+        if wait <= 0:
+            return ""
+        time.sleep(wait)
+        return f" (after waiting {wait:.0f} s for the tool's processes to see the registration)"
 
     def add_by_deep_linking(self, page: Page, type_id: int, choice: str, title: str) -> dict:
         course = self.moodle.course_id
@@ -278,6 +299,7 @@ class Stories:
         if not self.state.type_id:
             raise Skipped("no registered tool (step 1)")
         page = self.login(self.context("teacher"), "teacher")
+        waited = self.settle(self.state.type_id)
         quiz = self.add_by_deep_linking(page, self.state.type_id, "quiz:", QUIZ_TITLE)
         self.state.quiz_cmid = quiz["cmid"]
         lab = self.add_by_deep_linking(page, self.state.type_id, "lab:", LAB_TITLE)
@@ -291,7 +313,7 @@ class Stories:
             raise StepFailed("; ".join(problems))
         return (
             f"quiz cm {quiz['cmid']} (grade item out of {quiz['gradeitem']['grademax']:g}), "
-            f"lab cm {lab['cmid']} (out of {lab['gradeitem']['grademax']:g})"
+            f"lab cm {lab['cmid']} (out of {lab['gradeitem']['grademax']:g}){waited}"
         )
 
     # Step 3: the quiz, embedded and in a new window ------------------------------------------
@@ -448,29 +470,24 @@ class Stories:
     # Step 6: the tool on another site, third-party cookies blocked --------------------------
 
     def step_cross_site_registration(self) -> str:
-        context = self.blocking_context("admin")
-        base = self.settings.cross_tool_url
-        page, seen = self.register_in_dialog(base, context)
-        self.state.cross_type_id = self.activate(page, base)
-        return self._describe_type(
-            self.state.cross_type_id, seen + " (tool on another site, third-party cookies blocked)"
+        self.state.cross_type_id, seen = self._register(
+            self.blocking_context("admin"), self.settings.cross_tool_url, in_dialog=True
         )
+        return seen + " (tool on another site, third-party cookies blocked)"
 
     def step_cross_site_registration_fallback(self) -> str:
         if self.state.cross_type_id:
             raise Skipped("not needed: the dialog registered the tool")
-        context = self.blocking_context("admin")
-        base = self.settings.cross_tool_url
-        page = self.register_outside_dialog(base, context)
-        self.state.cross_type_id = self.activate(page, base)
-        return "for the later steps only: " + self._describe_type(
-            self.state.cross_type_id, "registered in a tab of its own"
+        self.state.cross_type_id, seen = self._register(
+            self.blocking_context("admin"), self.settings.cross_tool_url, in_dialog=False
         )
+        return "for the later steps only: " + seen
 
     def step_cross_site_deep_linking(self) -> str:
         if not self.state.cross_type_id:
             raise Skipped("no tool registered on the other site")
         page = self.login(self.blocking_context("teacher"), "teacher")
+        self.settle(self.state.cross_type_id)
         quiz = self.add_by_deep_linking(page, self.state.cross_type_id, "quiz:", CROSS_TITLE)
         self.state.cross_cmid = quiz["cmid"]
         return (
@@ -497,6 +514,7 @@ class Stories:
             note = " (activity made as a plain link, deep linking having failed)"
         context = self.blocking_context("student4")
         page = self.login(context, "student4")
+        self.settle(self.state.cross_type_id)
         page.goto(f"{self.moodle.url}/mod/lti/view.php?id={self.state.cross_cmid}")
         tool = page.frame_locator("#contentframe")
         start = tool.locator("form button[type=submit].primary")
