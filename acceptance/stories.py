@@ -417,8 +417,8 @@ class Stories:
 
     def step_gradebook(self) -> str:
         # (activity, student, score the tool showed, how far Moodle may differ: the quiz
-        # shows whole points of 8; the lab shows a percent cut to one decimal (84.38 reads
-        # 84.3) where Moodle keeps two)
+        # shows whole points of 8; the lab's page has cut its percent to one decimal (84.38
+        # read 84.3) where Moodle keeps two)
         expected: list[tuple[str, str, float, float]] = [
             (QUIZ_TITLE, username, score, 0.001)
             for username, score in self.state.quiz_scores.items()
