@@ -266,6 +266,8 @@ class Tool:
                 "CACHE_KEY_PREFIX": "gcquiz-acceptance",
                 "GCQUIZ_VAR_DIR": str(self.dir / "var"),
                 "LTI_REGISTRATION_KEY": s.registration_key,
+                # Moodle is on loopback: the documented switch for an LMS on a private network.
+                "LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES": "1",
                 "LOG_FORMAT": "text",
                 "LAB_TIMING_REPEATS": "1",
                 "DEMO_MODE": "0",
