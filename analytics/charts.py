@@ -84,6 +84,53 @@ def quiz_charts(dashboard: QuizDashboard) -> dict[str, dict[str, Any]]:
             },
             "options": _axes(_("Question"), "%"),
         },
+        "scatter": _item_scatter(dashboard),
+    }
+
+
+def _item_scatter(dashboard: QuizDashboard) -> dict[str, Any]:
+    """Facility against discrimination, one point per question (labelled Q1, Q2, … in
+    the tooltip), the flagged questions in their own series so they stand out."""
+
+    def points(flagged: bool) -> list[dict[str, Any]]:
+        return [
+            {
+                "x": _round(row.statistics.facility),
+                "y": _round(row.statistics.discrimination_index),
+                "label": f"Q{row.position}",
+            }
+            for row in dashboard.questions
+            if row.flagged == flagged
+            and row.statistics.facility is not None
+            and row.statistics.discrimination_index is not None
+        ]
+
+    options = _axes(
+        _("Facility index (%)"),
+        _("Discrimination index (%)"),
+        x_scale={"type": "linear", "min": 0, "max": 100},
+    )
+    options["scales"]["y"].update({"beginAtZero": False, "suggestedMin": 0, "suggestedMax": 60})
+    return {
+        "type": "scatter",
+        "data": {
+            "datasets": [
+                {
+                    "label": _("Questions"),
+                    "data": points(False),
+                    "backgroundColor": BLUE,
+                    "pointRadius": 6,
+                },
+                {
+                    "label": _("Flagged: a wrong option needs a look"),
+                    "data": points(True),
+                    "backgroundColor": RED,
+                    "pointStyle": "triangle",
+                    "pointRadius": 9,
+                },
+            ]
+        },
+        "options": options,
     }
 
 

@@ -31,6 +31,8 @@ from .statistics import (
 
 COUNTING_RULES = ("all", "first", "last", "highest")
 NOT_ATTEMPTED_SHOWN = 50
+# Group shares are sums of fractions: equal shares may differ by a rounding residue.
+SHARE_EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,15 @@ class AttemptFilter:
     finished_before: datetime | None = None
 
 
+def students_attempts(placement: ResourceLink) -> QuerySet[Attempt]:
+    """The placement's attempts without the course staff's own: an instructor trying the
+    quiz is not a student, as Moodle's statistics leave out previews."""
+    staff = Membership.objects.filter(context_id=placement.context_id, role=Role.STAFF)
+    return Attempt.objects.filter(placement=placement).exclude(user__in=staff.values("user_id"))
+
+
 def counted_attempts(placement: ResourceLink, rules: AttemptFilter) -> QuerySet[Attempt]:
-    attempts = Attempt.objects.filter(placement=placement, state=AttemptState.FINISHED)
+    attempts = students_attempts(placement).filter(state=AttemptState.FINISHED)
     if rules.counting == "first":
         attempts = attempts.filter(number=1)
     elif rules.counting == "last":
@@ -65,11 +74,16 @@ class OptionRow:
     text: str
     is_correct: bool
     chosen: int
-    share: float | None
+    share: float | None  # 0 to 1, as the API gives it; pages show percentages
     share_top_third: float | None
     share_bottom_third: float | None
     never_chosen: bool
-    attracts_strong_students: bool
+    attracts_strong_students: bool  # wrong, and chosen more by the top third than the bottom
+    beats_key: bool  # wrong, and chosen more often than the right option
+
+    @property
+    def flagged(self) -> bool:
+        return self.attracts_strong_students or self.beats_key
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,12 @@ class QuestionRow:
     mean_seconds: float | None
     statistics: ItemStatistics
     options: list[OptionRow]
+
+    @property
+    def flagged(self) -> bool:
+        """A wrong option beats the key or draws the strong students: the question (or its
+        key) needs a look."""
+        return any(option.flagged for option in self.options)
 
 
 @dataclass(frozen=True)
@@ -136,7 +156,7 @@ def _response_table(placement: ResourceLink, counted: QuerySet[Attempt]) -> list
 
 
 def _timeline(placement: ResourceLink, rules: AttemptFilter) -> list[tuple[date, int, int]]:
-    attempts = Attempt.objects.filter(placement=placement)
+    attempts = students_attempts(placement)
     if rules.finished_after:
         attempts = attempts.filter(started_at__gte=rules.finished_after)
     if rules.finished_before:
@@ -168,12 +188,12 @@ def _not_attempted(placement: ResourceLink) -> tuple[int, list[str]]:
     ).exclude(user__in=Attempt.objects.filter(placement=placement).values("user"))
     count = members.count()
     names = [
-        name or first or username
-        for name, first, username in members.order_by(
-            "user__lti_user__name", "user__username"
-        ).values_list("user__lti_user__name", "user__first_name", "user__username")[
-            :NOT_ATTEMPTED_SHOWN
-        ]
+        name or f"{first} {last}".strip() or username
+        for name, first, last, username in members.order_by(
+            "user__lti_user__name", "user__last_name", "user__username"
+        ).values_list(
+            "user__lti_user__name", "user__first_name", "user__last_name", "user__username"
+        )[:NOT_ATTEMPTED_SHOWN]
     ]
     return count, names
 
@@ -237,11 +257,17 @@ def quiz_dashboard(
         stats = ItemStatistics(**{**stats.__dict__, "effective_weight": weight})
         spent, timed = seconds[question.key]
         options = []
+        key_chosen = sum(
+            sum(by_option.get((question.key, option.key), {}).values())
+            for option in question.options.all()
+            if option.is_correct
+        )
         for option in question.options.all():
             chosen_by_total = by_option.get((question.key, option.key), {})
             chosen = sum(chosen_by_total.values())
             top = group_share(totals, chosen_by_total, THIRD, upper=True) if count else None
             bottom = group_share(totals, chosen_by_total, THIRD, upper=False) if count else None
+            wrong = not option.is_correct
             options.append(
                 OptionRow(
                     key=option.key,
@@ -253,11 +279,12 @@ def quiz_dashboard(
                     share_bottom_third=bottom,
                     never_chosen=count > 0 and chosen == 0,
                     attracts_strong_students=(
-                        not option.is_correct
+                        wrong
                         and top is not None
-                        and top > 0
-                        and top >= (bottom or 0)
+                        and bottom is not None
+                        and top - bottom > SHARE_EPSILON
                     ),
+                    beats_key=wrong and chosen > key_chosen,
                 )
             )
         rows.append(
@@ -327,6 +354,22 @@ class LabDashboard:
     def share_within_budget(self) -> float | None:
         return self.within_budget / self.measured if self.measured else None
 
+    @property
+    def status_rows(self) -> list[tuple[str, str, int]]:
+        """(status, its name in the reader's language, runs)."""
+        return [(status, _status_label(status), count) for status, count in self.statuses]
+
+    @property
+    def failure_rows(self) -> list[tuple[str, str, int]]:
+        return [(_status_label(status), error, count) for status, error, count in self.failures]
+
+
+def _status_label(status: str) -> str:
+    try:
+        return str(RunStatus(status).label)
+    except ValueError:
+        return status
+
 
 def lab_dashboard(placement: ResourceLink) -> LabDashboard:
     runs = LabRun.objects.filter(placement=placement)
@@ -344,6 +387,8 @@ def lab_dashboard(placement: ResourceLink) -> LabDashboard:
     rows = list(
         measured.order_by("-submitted_at").values(
             "user__lti_user__name",
+            "user__first_name",
+            "user__last_name",
             "user__username",
             "score",
             "result__peak_activation_bytes",
@@ -353,7 +398,9 @@ def lab_dashboard(placement: ResourceLink) -> LabDashboard:
     )
     points = [
         LabPoint(
-            student=row["user__lti_user__name"] or row["user__username"],
+            student=row["user__lti_user__name"]
+            or f"{row['user__first_name']} {row['user__last_name']}".strip()
+            or row["user__username"],
             peak_bytes=int(row["result__peak_activation_bytes"]),
             recompute_flops=int(row["result__recompute_flops"]),
             score=float(row["score"] or 0),

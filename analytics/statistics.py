@@ -28,6 +28,7 @@ __all__ = [
 
 UPPER_LOWER_FRACTION = 0.27
 THIRD = 1 / 3
+MIN_ATTEMPTS_FOR_RELIABILITY = 3
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,13 @@ def quiz_statistics(
         kurtosis = k4 / k2**2
     cic = error_ratio = standard_error = None
     questions = len(item_variances)
-    if questions >= 2 and k2 > 0 and all(v is not None for v in item_variances):
+    # Moodle leaves these out below three attempts (with two, α is 0 or undefined).
+    if (
+        count >= MIN_ATTEMPTS_FOR_RELIABILITY
+        and questions >= 2
+        and k2 > 0
+        and all(v is not None for v in item_variances)
+    ):
         cic = 100 * questions / (questions - 1) * (1 - sum(item_variances) / k2)
         if cic <= 100:
             error_ratio = 100 * math.sqrt(1 - cic / 100)
@@ -171,6 +178,7 @@ def item_statistics(
             count, facility, None, guess, intended, None, None, None, None, None, None
         )
     sum_t = sum(t * n for t, n in totals.items())
+    sum_t2 = sum(t * t * n for t, n in totals.items())
     variance_x = (sum_x - sum_x**2 / count) / (count - 1)
     variance_t = total_variance(totals)
     sum_xt = sum(t * n for t, n in right.items())
@@ -178,12 +186,19 @@ def item_statistics(
     # The rest of the test, X = T − x.
     covariance_xr = covariance_xt - variance_x
     variance_r = variance_t - 2 * covariance_xt + variance_x
+    # Whether x and X = T − x vary at all, decided in integers: the floating-point
+    # variances of a constant are a rounding residue (1e-17), not zero, and a residue
+    # would show as a discrimination index of 0.00 where Moodle shows none.
+    sum_r = sum_t - sum_x
+    sum_r2 = sum_t2 - 2 * sum_xt + sum_x  # Σ(T − x)², x² being x
+    x_varies = count * sum_x - sum_x**2 > 0
+    rest_varies = count * sum_r2 - sum_r**2 > 0
     discrimination = efficiency = point_biserial = None
-    if variance_x > 0 and variance_r > 0:
+    if x_varies and rest_varies:
         discrimination = 100 * covariance_xr / math.sqrt(variance_x * variance_r)
         best = _largest_covariance(totals, right, sum_x, count, sum_t)
         efficiency = 100 * covariance_xr / best if best > 0 else None
-    if variance_x > 0 and variance_t > 0:
+    if x_varies and variance_t > 0:
         point_biserial = covariance_xt / math.sqrt(variance_x * variance_t)
     upper = group_share(totals, right, UPPER_LOWER_FRACTION, upper=True)
     lower = group_share(totals, right, UPPER_LOWER_FRACTION, upper=False)
