@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
@@ -114,6 +115,14 @@ def localized(texts: dict[str, str], language: str, fallback: str = "en") -> str
     return texts.get(language) or texts.get(fallback) or next(iter(texts.values()), "")
 
 
+def activity_title(placement: ResourceLink, language: str) -> str:
+    """The placed activity's own title in the reader's language, for every role. The LMS's
+    link title is typed once, in one language, so pages do not use it as the heading."""
+    if placement.lab_id is not None:
+        return localized(placement.lab.title, language)
+    return localized(placement.quiz.current_version.title, language)
+
+
 @dataclass(frozen=True)
 class OptionView:
     id: int
@@ -158,6 +167,20 @@ class AttemptView:
 
     def question_at(self, position: int) -> QuestionView | None:
         return next((q for q in self.questions if q.position == position), None)
+
+    @property
+    def percent(self) -> Decimal | None:
+        """The attempt's score as a percentage of its maximum, to one decimal."""
+        attempt = self.attempt
+        if attempt.score is None or not attempt.max_score:
+            return None
+        return (Decimal(attempt.score) * 100 / attempt.max_score).quantize(Decimal("0.1"))
+
+    @property
+    def time_taken(self) -> timedelta | None:
+        if self.attempt.finished_at is None:
+            return None
+        return self.attempt.finished_at - self.attempt.started_at
 
 
 def attempts_of(user: AbstractBaseUser) -> QuerySet[Attempt]:

@@ -73,7 +73,11 @@ def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
 def _render_manage(
     request: HttpRequest, placement: ResourceLink, form: PlacementSettingsForm, status: int = 200
 ) -> HttpResponse:
-    context = {"form": form, "placement": placement}
+    context = {
+        "form": form,
+        "placement": placement,
+        "title": selectors.activity_title(placement, get_language()),
+    }
     return render(request, "assessments/manage.html", context, status=status)
 
 
@@ -184,8 +188,12 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     attempt = _own_attempt(request, public_id)
     if not attempt.is_finished:
         return redirect("assessments:attempt", public_id=attempt.public_id)
-    view = selectors.attempt_view(attempt, get_language())
-    return render(request, "assessments/summary.html", {"view": view})
+    language = get_language()
+    view = selectors.attempt_view(attempt, language)
+    overview = selectors.placement_overview(
+        user=request.user, placement=attempt.placement, language=language
+    )
+    return render(request, "assessments/summary.html", {"view": view, "overview": overview})
 
 
 def _kept(data: Any) -> dict[str, str]:
