@@ -7,10 +7,12 @@ from __future__ import annotations
 import math
 import random
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -18,11 +20,11 @@ from django.utils import timezone
 from assessments.grading import grade_fraction, round_grade
 from assessments.models import Attempt, AttemptState, Grade, Response
 from assessments.selectors import attempt_policy
+from lti.demo_names import distinct_names
 from lti.models import Membership, ResourceLink, Role
 
 BATCH = 5000
-FIRST_NAMES = ["Alex", "Sasha", "Maria", "Ivan", "Li", "Priya", "Omar", "Anna", "Jonas", "Mei"]
-LAST_NAMES = ["Ivanova", "Smith", "Chen", "Kumar", "Petrov", "García", "Novak", "Sato", "Okafor"]
+RUSSIAN_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -63,15 +65,19 @@ def generate_demo_data(
     tag = secrets.token_hex(3)
     now = timezone.now()
     User = get_user_model()
+    # Each student's language (the one they take the quiz in) and a name that fits it;
+    # no two students share a name.
+    languages = ["ru" if rng.random() < RUSSIAN_SHARE else "en" for _ in range(students)]
+    names = {language: distinct_names(rng, language) for language in ("en", "ru")}
     users = User.objects.bulk_create(
         [
             User(
                 username=f"demo-{tag}-{n:06d}",
-                first_name=rng.choice(FIRST_NAMES),
-                last_name=rng.choice(LAST_NAMES),
+                first_name=first,
+                last_name=last,
                 password="!",  # unusable: demo students never sign in with a password
             )
-            for n in range(students)
+            for n, (first, last) in enumerate(next(names[language]) for language in languages)
         ],
         batch_size=BATCH,
     )
@@ -90,12 +96,14 @@ def generate_demo_data(
     )
     attempts: list[Attempt] = []
     answers: list[list[tuple]] = []
-    for user in users:
+    for user, language in zip(users, languages, strict=True):
         if rng.random() < absent_share:
             continue  # on the roster, never started
         ability = rng.gauss(0, 1)
-        language = "ru" if rng.random() < 0.3 else "en"
         tries = 2 if rng.random() < retake_share else 1
+        # Laid out from a start in the past, then moved back as a whole if the student's
+        # last answer would fall in the future: every date is in the past.
+        first_attempt = len(attempts)
         started = now - timedelta(days=rng.uniform(0, days))
         for number in range(1, tries + 1):
             chosen = []
@@ -130,6 +138,14 @@ def generate_demo_data(
             )
             answers.append(chosen)
             started = moment + timedelta(hours=rng.uniform(1, 48))
+        overshoot = attempts[-1].finished_at - (now - timedelta(minutes=rng.uniform(5, 120)))
+        if overshoot > timedelta(0):
+            for attempt, chosen in zip(
+                attempts[first_attempt:], answers[first_attempt:], strict=True
+            ):
+                attempt.started_at -= overshoot
+                attempt.finished_at -= overshoot
+                chosen[:] = [(q, o, moment - overshoot) for q, o, moment in chosen]
     last: dict[int, Attempt] = {}
     highest: dict[int, Attempt] = {}
     for attempt in attempts:  # in order of number per student
@@ -180,3 +196,94 @@ def generate_demo_data(
         batch_size=BATCH,
     )
     return DemoData(students=students, attempts=len(attempts), responses=len(responses))
+
+
+# A class's first tries at the demo lab: the usual first ideas, from none at all to the
+# √N schedule and segment sizes around it (the runner measures each once).
+DEMO_LAB_POLICIES: tuple[dict, ...] = (
+    {"kind": "none"},
+    {"kind": "every_block"},
+    {"kind": "sqrt"},
+    {"kind": "segments", "size": 4},
+    {"kind": "segments", "size": 16},
+)
+
+
+class DemoLabError(RuntimeError):
+    """The runner could not measure the demo policies (the labs extra is missing?)."""
+
+
+def generate_demo_lab_runs(
+    placement: ResourceLink,
+    *,
+    seed: int = 0,
+    share: float = 0.6,
+    days: int = 14,
+    policies: tuple[dict, ...] = DEMO_LAB_POLICIES,
+) -> int:
+    """Runs of the lab by a ``share`` of the course's students (one to three each, the later
+    ones better on the whole), so the lab dashboard has a class. Each distinct policy is
+    measured once by the real runner in a child process (the web process never imports
+    torch); every student's run then goes through the labs services with those stored
+    figures, which grade it and keep the gradebook as a worker would. Returns runs made."""
+    from labs import execution
+    from labs.models import LabRun, RunStatus
+    from labs.services import record_outcome
+
+    rng = random.Random(seed)
+    lab = placement.lab
+    measured = []
+    for policy in policies:
+        outcome = execution.execute(
+            lab.model_spec(),
+            policy,
+            lab.budget_bytes,
+            device="cpu",
+            repeats=1,
+            timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
+            memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
+        )
+        if outcome.kind == "measured":
+            measured.append((policy, outcome))
+    if not measured:
+        raise DemoLabError("the runner measured none of the demo policies")
+    # Ordered worst first, so a student's later runs tend to score better.
+    measured.sort(key=lambda item: float(item[1].result.get("score", 0)))
+    learners = list(
+        Membership.objects.filter(context_id=placement.context_id, role=Role.LEARNER)
+        .exclude(user__lab_runs__placement=placement)
+        .order_by("pk")
+        .values_list("user_id", flat=True)
+    )
+    now = timezone.now()
+    made = 0
+    for user_id in rng.sample(learners, round(share * len(learners))):
+        tries = rng.choice((1, 1, 2, 3))
+        level = rng.randrange(len(measured))
+        moment = now - timedelta(days=rng.uniform(0.2, days))
+        for number in range(1, tries + 1):
+            policy, outcome = measured[min(level + number - 1, len(measured) - 1)]
+            started = moment + timedelta(seconds=rng.uniform(1, 20))
+            with transaction.atomic():
+                run = LabRun.objects.create(
+                    placement=placement,
+                    user_id=user_id,
+                    number=number,
+                    policy=policy,
+                    submitted_at=moment,
+                    next_attempt_at=moment,
+                    enqueued_at=moment,
+                    status=RunStatus.RUNNING,
+                    execution_attempts=1,
+                    lease_token=uuid.uuid4(),
+                    lease_until=now + timedelta(minutes=5),
+                    started_at=started,
+                )
+                record_outcome(run, outcome)
+                # The figures were measured once for all; the run's own times are its own.
+                LabRun.objects.filter(pk=run.pk).update(
+                    finished_at=started + timedelta(seconds=rng.uniform(2, 6))
+                )
+            made += 1
+            moment = min(started + timedelta(hours=rng.uniform(0.5, 30)), now)
+    return made

@@ -14,6 +14,7 @@ from django.db import transaction
 from assessments.models import GradingMethod, Quiz
 
 from . import claims as c
+from .demo_names import one_name
 from .launch import LaunchMessage
 from .models import Context, LtiUser, Membership, Registration, ResourceLink, Role
 from .roles import course_role
@@ -248,13 +249,13 @@ def ensure_demo_placement(activity: str = "quiz") -> ResourceLink:
 
 
 @transaction.atomic
-def enrol_demo_member(role: Role = Role.LEARNER) -> Membership:
-    """A fresh demo user enrolled in the demo course (as a student or an instructor)."""
+def enrol_demo_member(role: Role = Role.LEARNER, language: str = "en") -> Membership:
+    """A fresh demo user, named in the visitor's language, enrolled in the demo course (as a
+    student or an instructor)."""
     placement = ensure_demo_placement()
+    first_name, last_name = one_name(language)
     user = get_user_model().objects.create_user(
-        username=f"demo-{secrets.token_hex(6)}",
-        first_name="Demo",
-        last_name="Instructor" if role == Role.STAFF else "Student",
+        username=f"demo-{secrets.token_hex(6)}", first_name=first_name, last_name=last_name
     )
     return Membership.objects.create(
         context=placement.context,
@@ -262,6 +263,32 @@ def enrol_demo_member(role: Role = Role.LEARNER) -> Membership:
         role=role,
         roles=["Instructor" if role == Role.STAFF else "Learner"],
     )
+
+
+def demo_member(role: Role, language: str, returning_user_id: object = None) -> Membership:
+    """The demo course's member for a browser: the one it was before (its signed demo
+    cookie names the user) while that user is still a demo member in the same role, so an
+    attempt can be resumed; otherwise a new one."""
+    try:
+        user_id = int(returning_user_id)
+    except (TypeError, ValueError):
+        return enrol_demo_member(role, language)
+    returning = (
+        Membership.objects.select_related("user")
+        .filter(
+            context__is_demo=True,
+            context__context_id=DEMO_CONTEXT_ID,
+            user_id=user_id,
+            role=role,
+            is_active=True,
+            user__is_active=True,
+            user__is_staff=False,
+            user__is_superuser=False,
+            user__username__startswith="demo-",
+        )
+        .first()
+    )
+    return returning or enrol_demo_member(role, language)
 
 
 def sync_roster(context: Context) -> int:

@@ -46,12 +46,14 @@ from .launch import validate_launch
 from .middleware import allow_form_action, allow_framing_by
 from .models import Registration, Role
 from .roles import course_role
-from .services import QuizNotLoaded, enrol_demo_member, ensure_demo_placement, record_launch
+from .services import QuizNotLoaded, demo_member, ensure_demo_placement, record_launch
 
 logger = logging.getLogger(__name__)
 
 DEEP_LINK_SESSION_KEY = "lti_deep_links"
 AUTH_BACKEND = "lti.backends.CachedUserBackend"
+DEMO_COOKIE = "gcq-demo"
+DEMO_COOKIE_AGE = 30 * 24 * 3600
 
 
 def registration_key_ok(key: str) -> bool:
@@ -372,19 +374,34 @@ def register(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def demo_launch(request: HttpRequest) -> HttpResponse:
-    """Stands in for an LMS launch into the demo course: a new demo user, signed in."""
+    """Stands in for an LMS launch into the demo course: the browser's demo user (a new one
+    the first time), signed in."""
     if not settings.DEMO_MODE:
         raise Http404("The demo is turned off on this server.")
     role = Role.STAFF if request.POST.get("role") == Role.STAFF else Role.LEARNER
     activity = "lab" if request.POST.get("activity") == "lab" else "quiz"
+    cookie = f"{DEMO_COOKIE}-{role}"
+    returning = request.get_signed_cookie(cookie, default=None, salt=DEMO_COOKIE)
     try:
         placement = ensure_demo_placement(activity)
-        membership = enrol_demo_member(role)
+        membership = demo_member(role, translation.get_language(), returning)
     except QuizNotLoaded as error:
         return refuse(request, str(error), status=503)
     auth_login(request, membership.user, backend=AUTH_BACKEND)
     grant_launch(request, membership)
-    return redirect(placement_url(placement, role))
+    response = redirect(placement_url(placement, role))
+    # The same browser comes back as the same demo student (or instructor), with their
+    # attempts: the cookie names the user, signed so that no one can name another.
+    response.set_signed_cookie(
+        cookie,
+        str(membership.user_id),
+        salt=DEMO_COOKIE,
+        max_age=DEMO_COOKIE_AGE,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
 
 
 @require_POST
