@@ -8,7 +8,7 @@ from django.utils.text import slugify
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from assessments.selectors import localized
+from assessments.selectors import activity_title
 from lti.access import launch_required, staff_placement
 
 from . import selectors
@@ -17,16 +17,11 @@ from .exports import stream_csv
 from .forms import DashboardFilterForm
 
 
-def _title(placement) -> str:
-    activity = placement.quiz.current_version.title if placement.quiz_id else placement.lab.title
-    return placement.title or localized(activity, get_language())
-
-
 @require_GET
 @launch_required
 def dashboard(request: HttpRequest, placement_id: int) -> HttpResponse:
     placement = staff_placement(request, placement_id)
-    context = {"placement": placement, "title": _title(placement)}
+    context = {"placement": placement, "title": activity_title(placement, get_language())}
     if placement.lab_id:
         lab = selectors.lab_dashboard(placement)
         context.update(dashboard=lab, charts=lab_charts(lab))

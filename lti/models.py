@@ -144,6 +144,14 @@ class Context(models.Model):
     def __str__(self) -> str:
         return self.title or self.context_id
 
+    @property
+    def display_title(self) -> str:
+        """The course's name for pages: the LMS's title, or the demo course's name in the
+        reader's language (the demo course has no LMS to name it)."""
+        if self.is_demo:
+            return str(_("Demo course"))
+        return self.title or self.context_id
+
 
 class ResourceLink(models.Model):
     """One placement of an activity in a course (the LTI `resource_link` claim): a quiz or
