@@ -66,7 +66,7 @@ def english_interface_strings() -> list[tuple[str, re.Pattern]]:
         for msgid in filter(None, (entry.msgid, entry.msgid_plural)):
             text = msgid.replace("%%", "%")
             piece = max(FIELD.split(text), key=len).strip(" .,:;·()")
-            if len(piece) < 4 or piece in (entry.msgstr, *entry.msgstr_plural.values()):
+            if len(piece) < 3 or piece in (entry.msgstr, *entry.msgstr_plural.values()):
                 continue
             found.append((msgid, _word(piece)))
     # Stored codes must reach pages as their labels ("succeeded" is "Измерен").
