@@ -190,6 +190,9 @@ if CELERY_BROKER_URL == "filesystem://":
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # How often an idle worker looks for new files; also bounds how long Ctrl-C on
+        # `make run` waits for the workers to stop (honcho kills them after 5 s).
+        "polling_interval": 0.5,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
