@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
+.PHONY: run test lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,10 @@ base-images:
 messages: $(VENV)/.installed-dev
 	DEBUG=1 $(BIN)/python manage.py makemessages -l ru -l en --no-location --ignore=.venv --ignore=node_modules --ignore=tests --ignore=bench
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv
+
+# The README's screenshots, from a fresh demo in a temporary folder (docs/screenshots/).
+screenshots: $(VENV)/.installed-dev chromium
+	$(BIN)/python scripts/screenshots.py
 
 # Benchmarks print figures; they are not tests (docs/benchmarks.md records them).
 bench: bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync

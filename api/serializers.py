@@ -400,6 +400,7 @@ class OptionStatsSerializer(serializers.Serializer):
     share_bottom_third = serializers.FloatField(allow_null=True)
     never_chosen = serializers.BooleanField()
     attracts_strong_students = serializers.BooleanField()
+    beats_key = serializers.BooleanField(help_text="Wrong, and chosen more often than the key.")
 
 
 class QuestionStatsSerializer(serializers.Serializer):
