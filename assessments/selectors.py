@@ -273,15 +273,6 @@ def placement_overview(
     )
 
 
-def activity_title(placement: ResourceLink, language: str) -> str:
-    """The placement's title in the course, else its quiz's or lab's title."""
-    if placement.title:
-        return placement.title
-    if placement.lab_id is not None:
-        return localized(placement.lab.title, language)
-    return localized(placement.quiz.current_version.title, language)
-
-
 def placement_score_maximum(placement: ResourceLink) -> Decimal:
     """The most a student can score on the placement's activity (the gradebook's maximum)."""
     if placement.lab_id is not None:
