@@ -9,6 +9,7 @@ from pathlib import Path
 import polib
 import pytest
 from django.conf import settings
+from django.utils import translation
 
 from assessments.models import Attempt, AttemptState
 from gradesync.models import SyncState
@@ -27,8 +28,8 @@ def test_russian_catalogue_translates_every_string_keeping_placeholders():
     for entry in po.translated_entries():
         expected = sorted(PLACEHOLDER.findall(entry.msgid))
         translations = entry.msgstr_plural.values() if entry.msgid_plural else [entry.msgstr]
-        for translation in translations:
-            assert sorted(PLACEHOLDER.findall(translation)) == expected, entry.msgid
+        for text in translations:
+            assert sorted(PLACEHOLDER.findall(text)) == expected, entry.msgid
 
 
 @pytest.mark.parametrize("language", [code for code, _ in settings.LANGUAGES])
@@ -89,7 +90,14 @@ def visible_text(html: str) -> str:
 
 @pytest.fixture
 def russian_pages(db, quiz, fake_lms):
-    """The main pages of both flows, quiz and lab, as a Russian reader gets them."""
+    """The main pages of both flows, quiz and lab, as a Russian reader gets them. The
+    requests activate Russian in this thread; it is put back when the test ends, or later
+    tests in this process would read Russian messages."""
+    with translation.override("en"):
+        yield _russian_pages()
+
+
+def _russian_pages():
     from analytics.demo_data import generate_demo_data, generate_demo_lab_runs
     from lti.models import Role
     from lti.services import enrol_demo_member, ensure_demo_placement
