@@ -36,6 +36,10 @@ class Skipped(Exception):
     """A step could not run because what it needs is missing."""
 
 
+class NotNeeded(Exception):
+    """A fallback row whose step passed: nothing to do, and no failure."""
+
+
 @dataclass
 class Settings:
     moodle_src: Path
@@ -118,6 +122,8 @@ class Record:
         try:
             step.detail = action() or ""
             step.status = "PASS"
+        except NotNeeded as reason:
+            step.status, step.detail = "n/a", str(reason)
         except Skipped as reason:
             step.status, step.detail = "SKIP", str(reason)
         except StepFailed as reason:
@@ -148,7 +154,7 @@ class Record:
 
     @property
     def failed(self) -> bool:
-        return any(step.status != "PASS" for step in self.steps)
+        return any(step.status not in ("PASS", "n/a") for step in self.steps)
 
     def table(self) -> str:
         rows = [("step", "result", "seconds", "what happened")]
@@ -163,8 +169,9 @@ class Record:
             )
             if number == 0:
                 lines.append("-+-".join("-" * w for w in widths) + "-+-" + "-" * 20)
-        passed = sum(s.status == "PASS" for s in self.steps)
-        lines.append(f"{passed} of {len(self.steps)} steps passed")
+        checks = [s for s in self.steps if s.status != "n/a"]
+        passed = sum(s.status == "PASS" for s in checks)
+        lines.append(f"{passed} of {len(checks)} steps passed")
         return "\n".join(lines)
 
     def write_json(self, path: Path) -> None:

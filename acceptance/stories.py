@@ -15,7 +15,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 
-from .harness import Moodle, Record, Settings, Skipped, StepFailed, Tool
+from .harness import Moodle, NotNeeded, Record, Settings, Skipped, StepFailed, Tool
 
 # Step 6: a browser that keeps no third-party cookies (Safari's default, Chrome's with the
 # setting on): the profile's setting, and Chromium's switch for the same.
@@ -217,7 +217,7 @@ class Stories:
 
     def step_register_fallback(self) -> str:
         if self.state.type_id:
-            raise Skipped("not needed: the dialog registered the tool")
+            raise NotNeeded("not needed: the dialog registered the tool")
         self.state.type_id, seen = self._register(
             self.context("admin"), self.settings.tool_url, in_dialog=False
         )
@@ -476,7 +476,7 @@ class Stories:
 
     def step_cross_site_registration_fallback(self) -> str:
         if self.state.cross_type_id:
-            raise Skipped("not needed: the dialog registered the tool")
+            raise NotNeeded("not needed: the dialog registered the tool")
         self.state.cross_type_id, seen = self._register(
             self.blocking_context("admin"), self.settings.cross_tool_url, in_dialog=False
         )
