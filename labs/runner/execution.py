@@ -17,8 +17,13 @@ from .policies import Plan, Segment
 __all__ = ["op_kind", "run_blocks"]
 
 aten = torch.ops.aten
-_MATMUL = {aten.mm, aten.addmm, aten.bmm, aten.baddbmm, aten.matmul, aten.linear}
+# The models' projections are mm/addmm; their attention is written out as two batched
+# matmuls and a softmax (labs.runner.models.attention), which is what "attention" names.
+_MATMUL = {aten.mm, aten.addmm, aten.matmul, aten.linear}
 _ATTENTION = {
+    aten.bmm,
+    aten.baddbmm,
+    aten._softmax,
     aten._scaled_dot_product_flash_attention_for_cpu,
     aten._scaled_dot_product_flash_attention,
     aten._scaled_dot_product_efficient_attention,
@@ -29,7 +34,8 @@ _NORM = {aten.native_layer_norm, aten.layer_norm}
 
 
 def op_kind(func: torch._ops.OpOverload) -> str | None:
-    """The op kind a selective policy names: matmul, attention, norm or pointwise."""
+    """The op kind a selective policy names: matmul (the projections), attention (its
+    batched matmuls and softmax), norm or pointwise."""
     packet = func.overloadpacket
     if packet in _MATMUL:
         return "matmul"

@@ -10,11 +10,11 @@ import torch
 from torch import nn
 
 from .execution import run_blocks
-from .flops import OpKindCounter, flop_counter
+from .flops import CostCounter, OpKindCounter
 from .memory import ActivationMemoryMeter
 from .policies import Plan
 
-__all__ = ["StepFigures", "measure_step"]
+__all__ = ["StepFigures", "measure_point", "measure_step"]
 
 
 @dataclass
@@ -47,6 +47,33 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _metered(blocks: nn.ModuleList, plan: Plan, batch: torch.Tensor, seed: int):
+    parameters = list(blocks.parameters())
+    _fresh(blocks, seed)
+    meter = ActivationMemoryMeter(parameters)
+    with meter:
+        _step(blocks, plan, batch)
+    return meter.peak_bytes, [p.grad.detach().clone() for p in parameters]
+
+
+def _costed(blocks: nn.ModuleList, plan: Plan, batch: torch.Tensor, seed: int):
+    _fresh(blocks, seed)
+    with CostCounter() as step_cost, OpKindCounter() as ops:
+        _step(blocks, plan, batch)
+    return step_cost.total, dict(ops.calls)
+
+
+def measure_point(
+    blocks: nn.ModuleList, plan: Plan, batch: torch.Tensor, *, seed: int
+) -> tuple[int, int]:
+    """(peak activation bytes, step FLOPs) of the plan: the two graded figures only."""
+    peak, _gradients = _metered(blocks, plan, batch, seed)
+    flops, _calls = _costed(blocks, plan, batch, seed)
+    for parameter in blocks.parameters():
+        parameter.grad = None
+    return peak, flops
+
+
 def measure_step(
     blocks: nn.ModuleList, plan: Plan, batch: torch.Tensor, *, seed: int, repeats: int = 0
 ) -> StepFigures:
@@ -56,26 +83,18 @@ def measure_step(
     parameters = list(blocks.parameters())
     device = batch.device
 
-    _fresh(blocks, seed)
-    meter = ActivationMemoryMeter(parameters)
-    with meter:
-        _step(blocks, plan, batch)
-    peak = meter.peak_bytes
-    gradients = [p.grad.detach().clone() for p in parameters]
+    peak, gradients = _metered(blocks, plan, batch, seed)
+    flops, calls = _costed(blocks, plan, batch, seed)
 
     _fresh(blocks, seed)
-    with flop_counter() as step_flops, OpKindCounter() as ops:
-        _step(blocks, plan, batch)
-
-    _fresh(blocks, seed)
-    with flop_counter() as forward_flops:
+    with CostCounter() as forward_flops:
         run_blocks(blocks, plan, batch)
 
     figures = StepFigures(
         peak_activation_bytes=peak,
-        flops=step_flops.get_total_flops(),
-        forward_flops=forward_flops.get_total_flops(),
-        op_calls=dict(ops.calls),
+        flops=flops,
+        forward_flops=forward_flops.total,
+        op_calls=calls,
         gradients=gradients,
     )
     if repeats:

@@ -70,15 +70,31 @@ class ActivationMemoryMeter(TorchDispatchMode):
 
         self._alive[key] = (token, weakref.ref(storage, freed))
 
+    def mark(self) -> int:
+        """A point in the step's timeline, for :meth:`live_at` and :meth:`peak_between`."""
+        return len(self._events)
+
+    def _timeline(self) -> list[int]:
+        """Bytes alive after each event, gradients of parameters left out."""
+        gradient_keys = {_storage_key(p.grad) for p in self._parameters if p.grad is not None}
+        excluded = {self._alive[key][0] for key in gradient_keys if key in self._alive}
+        current, alive = 0, []
+        for token, delta in self._events:
+            if token not in excluded:
+                current += delta
+            alive.append(current)
+        return alive
+
+    def live_at(self, mark: int) -> int:
+        timeline = self._timeline()
+        return timeline[mark - 1] if mark else 0
+
+    def peak_between(self, start: int, end: int) -> int:
+        """The most bytes alive from ``start`` up to ``end`` (marks)."""
+        timeline = self._timeline()
+        return max([timeline[start - 1] if start else 0, *timeline[start:end]])
+
     @property
     def peak_bytes(self) -> int:
         """The most bytes alive at once, gradients of parameters left out."""
-        gradient_keys = {_storage_key(p.grad) for p in self._parameters if p.grad is not None}
-        excluded = {self._alive[key][0] for key in gradient_keys if key in self._alive}
-        current = peak = 0
-        for token, delta in self._events:
-            if token in excluded:
-                continue
-            current += delta
-            peak = max(peak, current)
-        return peak
+        return max(self._timeline(), default=0)

@@ -1,4 +1,12 @@
-"""The lab models: chains of identical blocks, built deterministically from a seed."""
+"""The lab models: chains of identical blocks, built deterministically from a seed.
+
+What a step keeps for backward must not depend on the device, or the same policy would get
+another grade on another worker. So the models use no op whose saved tensors differ by
+device: dropout is written out (a one-byte mask drawn with ``bernoulli_``, where PyTorch's
+own dropout keeps a float mask on the CPU and a one-byte mask from a fused kernel on CUDA),
+and attention is written out as two batched matmuls and a softmax (where
+``scaled_dot_product_attention`` picks another kernel, saving other tensors, on each device).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,23 @@ from torch.nn import functional as F
 
 from .spec import ModelSpec
 
-__all__ = ["build_blocks", "make_batch"]
+__all__ = ["attention", "build_blocks", "dropout", "make_batch"]
+
+
+def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """Inverted dropout with a one-byte mask, the same ops on every device (autograd keeps
+    the mask only)."""
+    if not training or p == 0:
+        return x
+    keep = torch.empty(x.shape, dtype=torch.bool, device=x.device).bernoulli_(1 - p)
+    return x.mul(keep).mul_(1 / (1 - p))
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: torch.Tensor):
+    """Causal attention written out (the math of ``scaled_dot_product_attention``)."""
+    scores = torch.matmul(q * q.shape[-1] ** -0.5, k.transpose(-2, -1))
+    weights = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
+    return torch.matmul(weights, v)
 
 
 class ChainBlock(nn.Module):
@@ -29,14 +53,17 @@ class ResidualBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         branch = self.down(torch.relu(self.up(x)))
-        return x + F.dropout(branch, self.dropout, self.training)
+        return x + dropout(branch, self.dropout, self.training)
 
 
 class TransformerBlock(nn.Module):
-    def __init__(self, width: int, heads: int, dropout: float) -> None:
+    def __init__(self, width: int, heads: int, dropout: float, sequence: int) -> None:
         super().__init__()
         self.heads = heads
         self.dropout = dropout
+        # True above the diagonal: a token attends to itself and the tokens before it.
+        causal = torch.ones(sequence, sequence, dtype=torch.bool).triu(1)
+        self.register_buffer("causal", causal, persistent=False)
         self.attention_norm = nn.LayerNorm(width)
         self.qkv = nn.Linear(width, 3 * width)
         self.projection = nn.Linear(width, width)
@@ -51,11 +78,11 @@ class TransformerBlock(nn.Module):
             t.reshape(batch, sequence, self.heads, width // self.heads).transpose(1, 2)
             for t in (q, k, v)
         )
-        attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        attended = attention(q, k, v, self.causal)
         attended = attended.transpose(1, 2).reshape(batch, sequence, width)
         x = x + F.dropout(self.projection(attended), self.dropout, self.training)
         branch = self.down(F.gelu(self.up(self.mlp_norm(x))))
-        return x + F.dropout(branch, self.dropout, self.training)
+        return x + dropout(branch, self.dropout, self.training)
 
 
 def build_blocks(spec: ModelSpec, device: torch.device) -> nn.ModuleList:
@@ -70,7 +97,8 @@ def build_blocks(spec: ModelSpec, device: torch.device) -> nn.ModuleList:
             blocks = [ResidualBlock(spec.width, spec.dropout) for _ in range(spec.blocks)]
         else:
             blocks = [
-                TransformerBlock(spec.width, spec.heads, spec.dropout) for _ in range(spec.blocks)
+                TransformerBlock(spec.width, spec.heads, spec.dropout, spec.sequence)
+                for _ in range(spec.blocks)
             ]
     finally:
         torch.random.set_rng_state(generator_state)
