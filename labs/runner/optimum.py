@@ -1,136 +1,215 @@
-"""The cost model of single-level segment policies on a chain, and its optimum.
+"""The optimum over every segment policy a student can submit, nested included.
 
-In units of one activation (batch × width elements), for segments tiling the chain in order,
-with the input batch not counted (it exists before the step):
-
-* every segment's output is kept for the backward pass (as the next segment's input, or
-  saved by the next block), and a segment that is not checkpointed keeps all its blocks'
-  outputs, so before segment j the step holds ``stored_j`` activations: one per earlier
-  checkpointed segment and one per earlier unchecked block;
-* the backward pass of a segment of k blocks holds ``stored_j + k`` activations (kept or
-  recomputed) plus two working buffers (the gradient arriving at its output and the one it
-  produces), or one for the last segment, whose arriving gradient is the loss's scalar;
-* the step's peak is the largest of these; recomputation is one forward of each
-  checkpointed block.
-
-The runner's tests check this model against the meter for random policies, so the optimum
-below is the optimum of what the meter measures.
+A list's peak is the largest, over its items, of (bytes its earlier items keep + the
+item's own peak), and its recomputation is a sum. So the least recomputation of a list
+of m blocks within a cap P is, over its first item, that item's least recomputation
+within P plus the rest's within P minus what the first item keeps: a dynamic programme
+over the blocks, with each checkpointed item's cost the same programme over its children
+one level deeper (the Revolve/Griewank recursion, on this cost model). All blocks are the
+same except the first and the last, so a table depends only on the list's length,
+whether it holds the first block, the gradient arriving at the checkpoint it recomputes
+(none at the top level, none either when it ends the model) and how deep its checkpoints
+may still nest. Tables run over every cap, in units of the greatest common divisor of the
+block's byte figures, so one programme gives the optimum at every budget.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .policies import Segment
+from .costmodel import BlockCosts, plan_cost
+from .policies import MAX_NESTING, Segment
 
-__all__ = ["ChainOptimum", "chain_cost", "chain_optimum", "chain_frontier", "least_budget"]
+__all__ = ["MAX_DEPTH", "Frontiers", "Optimum"]
 
-
-def _peak_of_segment(stored: int, length: int, is_last: bool) -> int:
-    return stored + length + (1 if is_last else 2)
-
-
-def chain_cost(segments: Sequence[Segment]) -> tuple[int, int]:
-    """(peak activations, recomputed blocks) of a single-level segment policy."""
-    peak = stored = recomputed = 0
-    for index, segment in enumerate(segments):
-        is_last = index == len(segments) - 1
-        if segment.checkpoint:
-            peak = max(peak, _peak_of_segment(stored, segment.length, is_last))
-            recomputed += segment.length
-            stored += 1
-        else:
-            for block in range(segment.length):
-                last_block = is_last and block == segment.length - 1
-                peak = max(peak, _peak_of_segment(stored, 1, last_block))
-                stored += 1
-    return peak, recomputed
+MAX_DEPTH = MAX_NESTING  # segments nest at most 3 deep
 
 
 @dataclass(frozen=True)
-class ChainOptimum:
-    budget_units: int
-    recomputed_blocks: int
+class Optimum:
+    peak_bytes: int  # the policy's peak (cost model), at most the budget
+    recompute_flops: int
     segments: tuple[Segment, ...]
 
 
-def chain_optimum(blocks: int, budget_units: int) -> ChainOptimum | None:
-    """The single-level segment policy with the least recomputation whose peak fits in
-    ``budget_units`` activations, or None if none fits. Dynamic programme over (next block,
-    segments so far): in this model the activations kept before a segment equal the
-    number of segments before it, once unchecked runs are split into single blocks (which
-    changes neither memory nor recomputation)."""
-    if budget_units < 3:
-        return None
-    # best[b, j]: least recomputation for blocks b.. with j segments before block b; a
-    # segment can only start with j <= budget - 3 (its own block and a working buffer).
-    width = min(blocks, budget_units) + 2
-    best = np.full((blocks + 1, width), np.inf)
-    choice = np.zeros((blocks + 1, width), dtype=np.int64)
-    best[blocks, :] = 0
-    for start in range(blocks - 1, -1, -1):
-        candidates = np.full(width, np.inf)
-        chosen = np.zeros(width, dtype=np.int64)
-        # One unchecked block (recorded as length -1), then checkpointed segments of 2 or
-        # more (a checkpointed single block costs a recompute and saves nothing).
-        for length in (-1, *range(2, blocks - start + 1)):
-            size = 1 if length == -1 else length
-            end = start + size
-            most_before = budget_units - _peak_of_segment(0, size, end == blocks)
-            if most_before < 0:
-                break
-            j = slice(0, min(most_before, start, width - 2) + 1)
-            cost = best[end, j.start + 1 : j.stop + 1] + (0 if length == -1 else length)
-            better = cost < candidates[j]
-            candidates[j] = np.where(better, cost, candidates[j])
-            chosen[j] = np.where(better, length, chosen[j])
-        best[start], choice[start] = candidates, chosen
-    if not np.isfinite(best[0, 0]):
-        return None
-    segments = []
-    start = j = 0
-    while start < blocks:
-        length = int(choice[start, j])
-        if length == -1:
-            segments.append(Segment(start, start + 1, False))
-            start += 1
+class Frontiers:
+    """Least recomputation of every segment policy (nested up to ``MAX_DEPTH``) under one
+    cost model, for every budget up to what no checkpointing needs."""
+
+    def __init__(self, costs: BlockCosts) -> None:
+        self.costs = costs
+        figures = [
+            costs.activation, costs.kept, costs.saved, costs.forward_transient,
+            costs.checkpointed_transient, costs.tail_transient, *costs.backward_transient,
+        ]  # fmt: skip
+        self.unit = math.gcd(*figures)
+        self.none_peak = plan_cost(costs, (Segment(0, costs.blocks, False),))[0]
+        self.size = self.none_peak // self.unit + 2
+        self._memo: dict[tuple, np.ndarray] = {}
+        self._filled: dict[tuple, int] = {}  # spans whose first-item rows are in the memo
+
+    def _units(self, value: int) -> int:
+        return value // self.unit
+
+    def optimum(self, budget_bytes: int) -> Optimum | None:
+        """The policy with the least recomputation whose peak is within the budget."""
+        if budget_bytes >= self.none_peak:
+            return Optimum(self.none_peak, 0, (Segment(0, self.costs.blocks, False),))
+        # The backward pass holds the loss and its seed gradient (two scalars, less than a
+        # unit); the forward pass holds neither, so it may use the rest of the budget.
+        cap = (budget_bytes - 2 * self.costs.scalar_bytes) // self.unit
+        if cap < 0:
+            return None
+        cap = min(cap, self.size - 1)
+        slack = budget_bytes // self.unit - cap
+        table = self._suffix(self.costs.blocks, True, None, 0, slack)
+        if not np.isfinite(table[cap]):
+            return None
+        segments = self._policy(self.costs.blocks, True, None, 0, slack, cap, 0)
+        peak, flops = plan_cost(self.costs, segments)
+        return Optimum(peak, flops, segments)
+
+    def frontier(self) -> list[Optimum]:
+        """The optimum at each budget where it changes, from the least that fits up to no
+        checkpointing."""
+        points: list[Optimum] = []
+        scalar = self.costs.scalar_bytes
+        table = self._suffix(self.costs.blocks, True, None, 0, 0)
+        best = math.inf
+        for cap in range(self.size):
+            if table[cap] < best:
+                best = table[cap]
+                found = self.optimum(cap * self.unit + 2 * scalar)
+                if found is not None and (
+                    not points or found.recompute_flops < points[-1].recompute_flops
+                ):
+                    points.append(found)
+        return points
+
+    def _shift(self, table: np.ndarray, units: int) -> np.ndarray:
+        """``table`` seen from ``units`` higher: what fits within cap - units."""
+        shifted = np.full(self.size, np.inf)
+        shifted[units:] = table[: self.size - units]
+        return shifted
+
+    def _rows(self, key: tuple) -> np.ndarray:
+        rows = self._memo.get(key)
+        if rows is None:
+            rows = self._memo[key] = np.full((self.costs.blocks + 1, self.size), np.inf)
+        return rows
+
+    # The table of a list: least recomputation at each cap (index, in units).
+    def _suffix(self, length, starts, arriving, depth, slack) -> np.ndarray:
+        key = (length, starts, arriving, depth, slack)
+        table = self._memo.get(key)
+        if table is not None:
+            return table
+        family = (arriving, depth, slack)
+        # Rests of every length, shortest first (no deep recursion), each also kept shifted
+        # by a checkpointed first item's output, one row per length.
+        rests = self._rows(("rests", *family))
+        for shorter in range(length):
+            if (shorter, False, *family) not in self._memo:
+                self._suffix(shorter, False, *family)
+        if length == 0:
+            table = np.zeros(self.size)
         else:
-            segments.append(Segment(start, start + length, True))
-            start += length
-        j += 1
-    return ChainOptimum(budget_units, int(best[0, 0]), _merge_unchecked(segments))
+            rest = self._suffix(length - 1, False, *family)
+            table = self._first(0, length, starts, *family) + self._shift(
+                rest, self._units(self.costs.kept)
+            )
+            if depth < MAX_DEPTH:
+                # A checkpointed first item of every span at once: row s - 1 of `firsts`
+                # is span s (the last one ends the list), row s - 1 of the rests' rows
+                # reversed is the rest after it.
+                firsts = self._rows(("firsts", starts, *family))
+                filled = self._filled.get((starts, *family), 1)
+                for span in range(filled, length):
+                    firsts[span - 1] = self._first(span, span + 1, starts, *family)
+                self._filled[(starts, *family)] = max(filled, length)
+                tail = self._first(length, length, starts, *family)
+                candidates = np.vstack([firsts[: length - 1], tail[None, :]])
+                candidates += rests[length - 1 :: -1]
+                table = np.minimum(table, candidates.min(axis=0))
+        self._memo[key] = table
+        if not starts:
+            rests[length] = self._shift(table, self._units(self.costs.activation))
+        return table
 
+    def _first(self, span, length, starts, arriving, depth, slack) -> np.ndarray:
+        """The first item's least recomputation at each cap: an unchecked block (span 0)
+        or a checkpointed segment of ``span`` blocks. It depends on the list's length only
+        through whether the item ends the list (or is its last block)."""
+        key = ("first", span, span == length, length == 1, starts, arriving, depth, slack)
+        table = self._memo.get(key)
+        if table is None:
+            table = self._memo[key] = self._first_table(
+                span, length, starts, arriving, depth, slack
+            )
+        return table
 
-def least_budget(blocks: int) -> int:
-    """The least peak (in activations) any single-level segment policy reaches."""
-    low, high = 3, blocks + 1  # no checkpointing always fits in blocks + 1
-    while low < high:
-        middle = (low + high) // 2
-        if chain_optimum(blocks, middle) is None:
-            low = middle + 1
+    def _first_table(self, span, length, starts, arriving, depth, slack) -> np.ndarray:
+        costs = self.costs
+        table = np.full(self.size, np.inf)
+        ends_model = arriving is None or arriving == 0
+        if span == 0:
+            block = 0 if starts else costs.blocks - 1 if ends_model and length == 1 else 1
+            backward = self._units(costs.backward_local(block))
+            if arriving is None:
+                peak = max(self._units(costs.forward_transient) - slack, backward)
+                table[max(peak, 0) :] = 0
+                return table
+            tail = length == 1  # recomputation stops at its last saved tensor
+            forward = costs.tail_transient if tail else costs.forward_transient
+            peak = max(self._units(arriving + forward), backward)
+            table[peak:] = costs.tail_flops if tail else costs.flops
+            return table
+        segment_ends = ends_model and span == length
+        children = self._suffix(
+            span, starts, 0 if segment_ends else costs.activation, depth + 1, slack
+        )
+        forward = self._units(costs.checkpointed_transient + (costs.activation if span > 1 else 0))
+        if arriving is None:
+            start = max(forward - slack, 0)
+            table[start:] = children[start:]
+        elif span == length:
+            table = children.copy()  # the last item of a recomputation is not run
         else:
-            high = middle
-    return low
+            table[self._units(arriving) + forward :] = (
+                children[self._units(arriving) + forward :] + span * costs.flops
+            )
+        return table
 
-
-def _merge_unchecked(segments: list[Segment]) -> tuple[Segment, ...]:
-    merged: list[Segment] = []
-    for segment in segments:
-        if merged and not segment.checkpoint and not merged[-1].checkpoint:
-            merged[-1] = Segment(merged[-1].start, segment.end, False)
-        else:
-            merged.append(segment)
-    return tuple(merged)
-
-
-def chain_frontier(blocks: int, points: int = 16) -> list[ChainOptimum]:
-    """Optimal trade-offs from the least memory any segment policy needs up to no
-    checkpointing at all (``blocks + 1``), at up to ``points`` budgets."""
-    least, most = least_budget(blocks), blocks + 1
-    step = max(1, math.ceil((most - least) / max(points - 1, 1)))
-    budgets = sorted({*range(least, most, step), most})
-    return [optimum for units in budgets if (optimum := chain_optimum(blocks, units))]
+    def _policy(self, length, starts, arriving, depth, slack, cap, start) -> tuple[Segment, ...]:
+        """The segments of a list that achieves ``_suffix(...)[cap]``, from block ``start``;
+        unchecked blocks merged into runs."""
+        segments: list[Segment] = []
+        while length:
+            target = self._suffix(length, starts, arriving, depth, slack)[cap]
+            for span in range(0, length + 1):
+                kept = self._units(self.costs.kept if span == 0 else self.costs.activation)
+                rest = self._suffix(length - max(span, 1), False, arriving, depth, slack)
+                first = self._first(span, length, starts, arriving, depth, slack)
+                if cap >= kept and first[cap] + rest[cap - kept] == target:
+                    break
+            if span == 0:
+                if segments and not segments[-1].checkpoint:
+                    segments[-1] = Segment(segments[-1].start, start + 1, False)
+                else:
+                    segments.append(Segment(start, start + 1, False))
+            else:
+                ends_model = (arriving is None or arriving == 0) and span == length
+                children = self._policy(
+                    span, starts, 0 if ends_model else self.costs.activation, depth + 1,
+                    slack, cap, start,
+                )  # fmt: skip
+                leaf = all(not child.checkpoint for child in children)
+                segments.append(Segment(start, start + span, True, () if leaf else children))
+            cap -= kept
+            start += max(span, 1)
+            length -= max(span, 1)
+            starts = False
+        return tuple(segments)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["MODEL_KINDS", "ModelSpec", "SpecError"]
+__all__ = ["MODEL_KINDS", "REFERENCE_VERSION", "ModelSpec", "SpecError"]
+
+# How runs are graded (labs.runner.reference): stored with each reference and each run's
+# result, so results graded another way are known (docs/labs.md, "Runs graded before").
+REFERENCE_VERSION = 2
 
 MODEL_KINDS = ("chain", "residual", "transformer")
 # Bounds that keep one lab run within what a single GPU (or a laptop CPU) can do.
@@ -22,8 +26,8 @@ class SpecError(ValueError):
 @dataclass(frozen=True)
 class ModelSpec:
     """``chain``: Linear+ReLU blocks. ``residual``: x + W2·relu(W1·x) blocks.
-    ``transformer``: pre-LayerNorm blocks with attention through
-    ``scaled_dot_product_attention`` and an MLP, on ``sequence`` tokens per example."""
+    ``transformer``: pre-LayerNorm blocks with causal attention (written out: two batched
+    matmuls and a softmax) and an MLP, on ``sequence`` tokens per example."""
 
     kind: str = "chain"
     blocks: int = 16
