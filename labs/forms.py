@@ -82,8 +82,12 @@ class PolicyForm(forms.Form):
         elif kind == "selective":
             data["policy"] = {"kind": "selective", "save": sorted(data.get("save", []))}
         elif kind == "json":
+            text = data.get("policy_json") or ""
             try:
-                data["policy"] = json.loads(data.get("policy_json") or "")
+                json.loads(text)
+                # The text itself goes on: the service parses it strictly (a field given
+                # twice is refused, where json.loads would keep the last silently).
+                data["policy"] = text
             except json.JSONDecodeError as error:
                 self.add_error("policy_json", _("This is not valid JSON: %s") % error.msg)
             except (ValueError, RecursionError):

@@ -21,6 +21,7 @@ __all__ = [
     "PolicyError",
     "Segment",
     "parse_policy",
+    "policy_text",
     "uniform_segments",
 ]
 
@@ -75,7 +76,7 @@ class Plan:
 
 def uniform_segments(blocks: int, size: int) -> tuple[Segment, ...]:
     """Segments of ``size`` blocks (the last one shorter if it does not divide), all
-    checkpointed; a single segment of all blocks is left unchecked, which is the same."""
+    checkpointed, a single segment of all blocks included."""
     return tuple(
         Segment(start, min(start + size, blocks), True) for start in range(0, blocks, size)
     )
@@ -112,6 +113,9 @@ def _segments(raw: Any, start: int, end: int, depth: int, max_depth: int) -> tup
         if not isinstance(item, dict):
             raise PolicyError("each segment must be an object with start, end and checkpoint")
         _only_keys(item, {"start", "end", "checkpoint", "segments"}, "a segment")
+        missing = [key for key in ("start", "end", "checkpoint") if key not in item]
+        if missing:
+            raise PolicyError(f"a segment needs {', '.join(map(repr, missing))}")
         first = _whole(item, "start", 0, end)
         last = _whole(item, "end", 0, end)
         if first < position:
@@ -120,7 +124,7 @@ def _segments(raw: Any, start: int, end: int, depth: int, max_depth: int) -> tup
             raise PolicyError(f"blocks {position}–{first} are in no segment")
         if last <= first or last > end:
             raise PolicyError(f"segment {first}–{last} must end after it starts, by {end} at most")
-        checkpoint = item.get("checkpoint", False)
+        checkpoint = item["checkpoint"]
         if not isinstance(checkpoint, bool):
             raise PolicyError("'checkpoint' must be true or false")
         children: tuple[Segment, ...] = ()
@@ -150,16 +154,34 @@ _FIELDS = {
 }
 
 
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise PolicyError(f"the field {key!r} appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
+def policy_text(policy: Any) -> str:
+    """The one text of a policy that the service validates and the runner receives:
+    compact JSON with sorted keys (a stored JSON object keeps neither order nor spacing)."""
+    return json.dumps(policy, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
     """Validate a policy for a model of ``blocks`` blocks and return its plan, or raise
-    :class:`PolicyError` with a message that says what is wrong."""
+    :class:`PolicyError` with a message that says what is wrong. Text is parsed strictly:
+    a field given twice in one object is refused (JSON would keep the last silently)."""
     if isinstance(raw, str):
         if len(raw) > MAX_POLICY_CHARS:
-            raise PolicyError("the policy is too long")
+            raise PolicyError(f"the policy is too long (over {MAX_POLICY_CHARS} characters)")
         try:
-            raw = json.loads(raw)
+            raw = json.loads(raw, object_pairs_hook=_no_repeated_keys)
         except json.JSONDecodeError as error:
             raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
+        except PolicyError:
+            raise
         except (ValueError, RecursionError):
             raise PolicyError("the policy is too large or too deeply nested") from None
     if not isinstance(raw, Mapping):
@@ -192,6 +214,9 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
         unknown = sorted(set(save) - set(OP_KINDS))
         if unknown:
             raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
+        repeated = sorted({op for op in save if save.count(op) > 1})
+        if repeated:
+            raise PolicyError(f"op kind(s) {', '.join(map(repr, repeated))} named twice in 'save'")
         save_ops = frozenset(save)
         segments = uniform_segments(blocks, 1)
     return Plan(kind, segments, save_ops, preserve)
