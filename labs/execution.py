@@ -34,20 +34,15 @@ class Outcome:
 def runner_command(
     model: dict[str, Any], policy: Any, budget_bytes: int, device: str, repeats: int
 ) -> list[str]:
+    """The runner's command for a run (``policy``: the text the service validated, given
+    as it is) or, with ``policy`` None, for the lab's reference."""
     command = [sys.executable, "-m", "labs.runner", "--model", model["kind"]]
     for name in ("blocks", "width", "batch", "sequence", "heads", "dropout", "seed"):
         command += [f"--{name}", str(model[name])]
-    command += [
-        "--policy",
-        json.dumps(policy),
-        "--budget-bytes",
-        str(budget_bytes),
-        "--device",
-        device,
-        "--repeats",
-        str(repeats),
-    ]
-    return command
+    command += ["--budget-bytes", str(budget_bytes), "--device", device]
+    if policy is None:
+        return [*command, "--reference-only"]
+    return [*command, "--policy", policy, "--reference", "-", "--repeats", str(repeats)]
 
 
 def _limit_memory(cap_bytes: int):
@@ -68,19 +63,23 @@ def _tail(text: str, limit: int = 2000) -> str:
 
 def execute(
     model: dict[str, Any],
-    policy: Any,
+    policy: str | None,
     budget_bytes: int,
     *,
     device: str,
     repeats: int,
     timeout_seconds: float,
     memory_cap_bytes: int | None,
+    reference: dict[str, Any] | None = None,
 ) -> Outcome:
+    """Run ``policy`` (its text) graded against ``reference``, or with ``policy`` None
+    compute the lab's reference."""
     command = runner_command(model, policy, budget_bytes, device, repeats)
     limit = _limit_memory(memory_cap_bytes) if memory_cap_bytes and _on_cpu(device) else None
     try:
         finished = subprocess.run(
             command,
+            input=None if policy is None else json.dumps(reference),
             cwd=PROJECT_ROOT,
             capture_output=True,
             text=True,

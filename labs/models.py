@@ -38,6 +38,12 @@ class Lab(models.Model):
         default=GradingMethod.HIGHEST,
     )
     content_hash = models.CharField(max_length=64)
+    reference = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The optimum within the budget that runs are graded against "
+        "(labs.runner.reference), computed once; emptied when the lab changes.",
+    )
 
     class Meta:
         ordering = ["slug"]

@@ -14,6 +14,7 @@ from lti.models import ResourceLink
 
 from .grading import GradedRun, lab_grade
 from .models import LabRun, LabSchedule, RunStatus
+from .runner.spec import REFERENCE_VERSION
 
 # A lab is graded from its best or its last run.
 LAB_METHODS = ("highest", "last")
@@ -135,26 +136,31 @@ class RunReport:
     within_budget: bool
     score: float
     reason: str
+    graded_before: bool  # graded by an earlier scoring (docs/labs.md, "Runs graded before")
     device: str
     time_ms: float | None
     baseline_time_ms: float | None
     recompute_pointwise_ops: int
 
 
+def _legacy_reason(result: dict[str, Any]) -> str:
+    """Why a run graded by the first scoring (against the optimum at its own peak) scored
+    what it did."""
+    if not result["grads_match"]:
+        return "grads_differ"
+    if not result["within_budget"]:
+        return "over_budget"
+    if result["recompute_flops"] <= 0 or result["optimal_recompute_flops"] is None:
+        return "legacy_full"
+    return "legacy_ratio"
+
+
 def run_report(run: LabRun) -> RunReport | None:
     result = run.result
     if not result or "score" not in result:
         return None
-    if not result["grads_match"]:
-        reason = "grads_differ"
-    elif not result["within_budget"]:
-        reason = "over_budget"
-    elif result["recompute_flops"] <= 0:
-        reason = "no_recompute"
-    elif result["optimal_recompute_flops"] is None:
-        reason = "below_single_level"
-    else:
-        reason = "ratio"
+    graded_before = result.get("scoring_version") != REFERENCE_VERSION
+    reason = _legacy_reason(result) if graded_before else result["score_reason"]
     return RunReport(
         peak_bytes=result["peak_activation_bytes"],
         budget_bytes=result["budget_bytes"],
@@ -166,11 +172,34 @@ def run_report(run: LabRun) -> RunReport | None:
         within_budget=result["within_budget"],
         score=result["score"],
         reason=reason,
+        graded_before=graded_before,
         device=result["device"],
         time_ms=result.get("time_ms_median"),
         baseline_time_ms=result.get("baseline_time_ms_median"),
         recompute_pointwise_ops=result.get("recompute_pointwise_ops", 0),
     )
+
+
+def submissions_end(rules: LabRules) -> datetime | None:
+    """When the last run can be submitted: the closing time, or the due time when late runs
+    are refused; None while runs are accepted without an end."""
+    if rules.closes_at:
+        return rules.closes_at
+    if rules.due_at and rules.late_policy == "refuse":
+        return rules.due_at
+    return None
+
+
+def optimal_policy(placement: ResourceLink, now: datetime, *, staff: bool) -> dict | None:
+    """The shape of the policy that reaches the optimum, once no run can be submitted any
+    more (or for the course's staff): before then it would be the answer."""
+    reference = placement.lab.reference or {}
+    if reference.get("version") != REFERENCE_VERSION:
+        return None
+    end = submissions_end(lab_policy(placement))
+    if staff or (end is not None and now >= end):
+        return reference.get("optimal_policy")
+    return None
 
 
 def queue_position(run: LabRun) -> int | None:

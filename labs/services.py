@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import uuid
@@ -12,7 +13,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Q, When
+from django.db.models import Case, Q, QuerySet, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -25,7 +26,8 @@ from .content import LabContent
 from .errors import DemoQueueFull, InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
 from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
-from .runner.policies import PolicyError, parse_policy
+from .runner.policies import PolicyError, parse_policy, policy_text
+from .runner.spec import REFERENCE_VERSION
 from .selectors import LabRules, lab_grades, lab_policy, runs_left, submission_window
 
 logger = logging.getLogger(__name__)
@@ -56,8 +58,45 @@ def load_lab(content: LabContent) -> tuple[Lab, bool]:
         return lab, False
     for name, value in fields.items():
         setattr(lab, name, value)
+    lab.reference = None  # another model or budget: computed again before the next run
     lab.save()
     return lab, True
+
+
+class ReferenceUnavailable(Exception):
+    """The lab's reference could not be computed: ``outcome`` says whether the runner
+    refused the lab's model (a run of it is refused too) or the machine failed (retried
+    like a run)."""
+
+    def __init__(self, outcome: execution.Outcome) -> None:
+        super().__init__(f"the lab's reference could not be computed: {outcome.message}")
+        self.outcome = outcome
+
+
+def ensure_reference(lab: Lab) -> dict:
+    """The optimum the lab's runs are graded against, computed once (on the first run
+    that needs it, or by ``load_labs --references``) and kept with the lab."""
+    current = lab.reference
+    if (
+        current
+        and current.get("version") == REFERENCE_VERSION
+        and current.get("budget_bytes") == lab.budget_bytes
+    ):
+        return current
+    outcome = execution.execute(
+        lab.model_spec(),
+        None,
+        lab.budget_bytes,
+        device=settings.LAB_DEVICE,
+        repeats=0,
+        timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
+        memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
+    )
+    if outcome.kind != "measured" or not outcome.result:
+        raise ReferenceUnavailable(outcome)
+    Lab.objects.filter(pk=lab.pk).update(reference=outcome.result)
+    lab.reference = outcome.result
+    return outcome.result
 
 
 def ensure_schedule(placement: ResourceLink) -> LabSchedule:
@@ -168,7 +207,11 @@ def submit_run(
     now = now or timezone.now()
     lab = placement.lab
     try:
-        parse_policy(policy, lab.blocks)
+        if isinstance(policy, str):
+            parse_policy(policy, lab.blocks)  # strictly: a field given twice is refused
+            policy = json.loads(policy)
+        # The runner receives exactly this text, so this is the text that must pass.
+        parse_policy(policy_text(policy), lab.blocks)
     except PolicyError as error:
         raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
     with transaction.atomic():
@@ -268,14 +311,23 @@ def execute_run(run_id: int) -> LabRun | None:
         return None
     logger.info("lab run %s claimed (try %d)", run.public_id, run.execution_attempts)
     lab = run.placement.lab
+    try:
+        reference = ensure_reference(lab)
+    except ReferenceUnavailable as error:
+        return record_outcome(run, error.outcome)
+    # Computing the lab's reference (its first run only) took some of the lease: renew it.
+    LabRun.objects.filter(pk=run.pk, lease_token=run.lease_token).update(
+        lease_until=timezone.now() + timedelta(seconds=settings.LAB_LEASE_SECONDS)
+    )
     outcome = execution.execute(
         lab.model_spec(),
-        run.policy,
+        policy_text(run.policy),
         lab.budget_bytes,
         device=settings.LAB_DEVICE,
         repeats=settings.LAB_TIMING_REPEATS,
         timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
         memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
+        reference=reference,
     )
     return record_outcome(run, outcome)
 
@@ -360,6 +412,27 @@ def refresh_lab_grade(
         grading_method=rules.grading_method,
         counted=computed.counted,
         counted_number=computed.counted_number,
+    )
+
+
+def remeasure_runs(runs: QuerySet[LabRun]) -> int:
+    """Measure and grade measured runs again (after the scoring changed): each goes back to
+    the queue; its figures, score and the student's grade change when it is measured."""
+    now = timezone.now()
+    count = 0
+    for run in runs.filter(status=RunStatus.SUCCEEDED):
+        LabRun.objects.filter(pk=run.pk, status=RunStatus.SUCCEEDED).update(
+            status=RunStatus.QUEUED, next_attempt_at=now, execution_attempts=0
+        )
+        transaction.on_commit(lambda run_id=run.pk: _enqueue(run_id))
+        count += 1
+    return count
+
+
+def stale_runs() -> QuerySet[LabRun]:
+    """Measured runs graded by an earlier scoring (docs/labs.md, "Runs graded before")."""
+    return LabRun.objects.filter(status=RunStatus.SUCCEEDED).filter(
+        Q(result__scoring_version__isnull=True) | ~Q(result__scoring_version=REFERENCE_VERSION)
     )
 
 

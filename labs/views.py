@@ -105,6 +105,9 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
         "report": selectors.run_report(run),
         "chart": selectors.run_chart(result, _chart_labels()) if result else None,
         "is_pending": run.status in ("queued", "running"),
+        "optimal_policy": selectors.optimal_policy(
+            run.placement, timezone.now(), staff=found[1] == Role.STAFF
+        ),
     }
     return render(request, "labs/run.html", context)
 

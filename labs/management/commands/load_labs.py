@@ -4,16 +4,21 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessments.content import ContentError
 from labs.content import LABS_FILE, parse_labs
-from labs.services import load_lab
+from labs.services import ReferenceUnavailable, ensure_reference, load_lab
 
 
 class Command(BaseCommand):
-    help = "Load the labs from a content file (idempotent; default labs/content/labs.yaml)."
+    help = (
+        "Load the labs from a content file (idempotent; default labs/content/labs.yaml). "
+        "With --references, also compute each lab's reference optimum now (otherwise the "
+        "first run of a lab computes it)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", type=Path, default=LABS_FILE)
+        parser.add_argument("--references", action="store_true")
 
-    def handle(self, *args, path: Path, **options) -> None:
+    def handle(self, *args, path: Path, references: bool, **options) -> None:
         try:
             labs = parse_labs(path)
         except ContentError as error:
@@ -21,3 +26,12 @@ class Command(BaseCommand):
         for content in labs:
             lab, changed = load_lab(content)
             self.stdout.write(f"{lab.slug}: {'loaded' if changed else 'unchanged'}")
+            if references:
+                try:
+                    reference = ensure_reference(lab)
+                except ReferenceUnavailable as error:
+                    raise CommandError(f"{lab.slug}: {error}") from error
+                self.stdout.write(
+                    f"{lab.slug}: optimum {reference['optimal_recompute_flops']} FLOPs "
+                    f"within {lab.budget_bytes} bytes"
+                )
