@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs vendor
+.PHONY: run test lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs labs-gpu-check vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,12 @@ bench-sync: $(VENV)/.installed-dev
 DEVICE ?= cpu
 bench-labs: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.labs --device $(DEVICE)
+
+# Every preset policy of every shipped lab on the CPU and on CUDA, side by side (a few
+# minutes on one GPU; without CUDA it prints the CPU column). Exit status 1 when a graded
+# figure differs by device.
+labs-gpu-check: $(VENV)/.installed-run
+	$(BIN)/python -m bench.labs_gpu_check
 
 # Copy the pinned Chart.js build into the served static files (after changing its version).
 vendor: node_modules/.installed
