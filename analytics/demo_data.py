@@ -228,16 +228,19 @@ def generate_demo_lab_runs(
     figures, which grade it and keep the gradebook as a worker would. Returns runs made."""
     from labs import execution
     from labs.models import LabRun, RunStatus
-    from labs.services import record_outcome
+    from labs.runner.policies import policy_text
+    from labs.services import ensure_reference, record_outcome
 
     rng = random.Random(seed)
     lab = placement.lab
+    reference = ensure_reference(lab)  # computed once per lab, as for a student's run
     measured = []
     for policy in policies:
         outcome = execution.execute(
             lab.model_spec(),
-            policy,
+            policy_text(policy),
             lab.budget_bytes,
+            reference=reference,
             device="cpu",
             repeats=1,
             timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
