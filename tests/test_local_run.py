@@ -26,8 +26,17 @@ def free_port() -> int:
 
 def test_ctrl_c_after_make_run_stops_everything_without_errors(tmp_path):
     port = free_port()
+    # Under `make test` the parent make's MAKEFLAGS and MAKELEVEL would make this one print
+    # "Entering/Leaving directory" lines around the recipe.
+    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    make_env = {k: v for k, v in os.environ.items() if k not in inherited}
     recipe = subprocess.run(
-        ["make", "-n", "run", f"PORT={port}"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "run", f"PORT={port}"],
+        cwd=ROOT,
+        env=make_env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     command = recipe[-1]
     assert "honcho start" in command
