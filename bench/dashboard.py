@@ -30,6 +30,34 @@ def prepare_database(url: str, name: str = BENCH_DATABASE) -> None:
         subprocess.run(["psql", admin, "-q", "-c", sql], check=True)
 
 
+def demo_class(url: str, name: str, students: int, **demo_options) -> tuple:
+    """A fresh database `name` at `url` with Django set up on it, the quiz loaded and a demo
+    class of `students` in the demo placement: (placement, what was made, seconds taken)."""
+    prepare_database(url, name)
+    os.environ.update(DATABASE_URL=url, DEBUG="0", SECRET_KEY="bench", ALLOWED_HOSTS="testserver")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test.utils import setup_test_environment
+
+    from analytics.demo_data import generate_demo_data
+    from lti.services import ensure_demo_placement
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    call_command("load_quiz", verbosity=0)
+    placement = ensure_demo_placement()
+    started = time.perf_counter()
+    made = generate_demo_data(placement, students, seed=1, **demo_options)
+    return placement, made, time.perf_counter() - started
+
+
+def vacuum(url: str) -> None:
+    subprocess.run(["psql", url, "-q", "-c", "VACUUM ANALYZE"], check=True)
+
+
 def timed(client, url: str, repeats: int) -> tuple[float, int, int]:
     client.get(url)  # warm: templates compiled, connection open, caches filled
     times = []
@@ -48,29 +76,14 @@ def main() -> None:
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     url = f"{args.server}/{BENCH_DATABASE}"
-    prepare_database(url)
-    os.environ.update(DATABASE_URL=url, DEBUG="0", SECRET_KEY="bench", ALLOWED_HOSTS="testserver")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
+    placement, made, generated = demo_class(
+        url, BENCH_DATABASE, args.students, absent_share=0, retake_share=0
+    )
+    vacuum(url)
 
-    django.setup()
-    from django.core.management import call_command
-    from django.test.utils import setup_test_environment
-
-    from analytics.demo_data import generate_demo_data
     from assessments.models import Response
     from lti.models import Role
-    from lti.services import enrol_demo_member, ensure_demo_placement
-
-    setup_test_environment()
-    call_command("migrate", verbosity=0)
-    call_command("load_quiz", verbosity=0)
-    placement = ensure_demo_placement()
-    started = time.perf_counter()
-    made = generate_demo_data(placement, args.students, seed=1, absent_share=0, retake_share=0)
-    generated = time.perf_counter() - started
-    subprocess.run(["psql", url, "-q", "-c", "VACUUM ANALYZE"], check=True)
-
+    from lti.services import enrol_demo_member
     from tests.quiz_helpers import launched_client
 
     client = launched_client(enrol_demo_member(Role.STAFF))

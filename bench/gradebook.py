@@ -13,12 +13,10 @@ templates), without network.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 
-from bench.dashboard import prepare_database, timed
+from bench.dashboard import demo_class, timed, vacuum
 
 BENCH_DATABASE = "gcquiz_bench_gradebook"
 
@@ -30,28 +28,13 @@ def main() -> None:
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     url = f"{args.server}/{BENCH_DATABASE}"
-    prepare_database(url, BENCH_DATABASE)
-    os.environ.update(DATABASE_URL=url, DEBUG="0", SECRET_KEY="bench", ALLOWED_HOSTS="testserver")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
+    placement, made, generated = demo_class(url, BENCH_DATABASE, args.students)
 
-    django.setup()
-    from django.core.management import call_command
-    from django.test.utils import setup_test_environment
-
-    from analytics.demo_data import generate_demo_data
     from assessments.models import Grade
     from assessments.services import change_quiz_settings, override_grade
     from lti.models import Role
-    from lti.services import enrol_demo_member, ensure_demo_placement
+    from lti.services import enrol_demo_member
 
-    setup_test_environment()
-    call_command("migrate", verbosity=0)
-    call_command("load_quiz", verbosity=0)
-    placement = ensure_demo_placement()
-    started = time.perf_counter()
-    made = generate_demo_data(placement, args.students, seed=1)
-    generated = time.perf_counter() - started
     teacher = enrol_demo_member(Role.STAFF)
     for grade in Grade.objects.filter(placement=placement).select_related("user")[:20]:
         override_grade(
@@ -61,7 +44,7 @@ def main() -> None:
             reason="bench",
             actor=teacher.user,
         )
-    subprocess.run(["psql", url, "-q", "-c", "VACUUM ANALYZE"], check=True)
+    vacuum(url)
 
     from tests.quiz_helpers import launched_client
 
