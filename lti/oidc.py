@@ -30,6 +30,15 @@ from .errors import LaunchError
 from .models import KeptInDatabase, Registration
 
 STATE_COOKIE_PREFIX = "lti_state_"
+# The login initiation's parameters (LTI core §5.1.1), as a new window repeats them.
+LOGIN_PARAMS = (
+    "iss",
+    "login_hint",
+    "target_link_uri",
+    "lti_message_hint",
+    "lti_deployment_id",
+    "client_id",
+)
 
 
 @dataclass(frozen=True)

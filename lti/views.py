@@ -19,6 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.utils import translation
+from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -54,6 +55,10 @@ DEEP_LINK_SESSION_KEY = "lti_deep_links"
 AUTH_BACKEND = "lti.backends.CachedUserBackend"
 DEMO_COOKIE = "gcq-demo"
 DEMO_COOKIE_AGE = 30 * 24 * 3600
+# A cookie the login page in the LMS iframe sets and reads back, to learn whether the
+# browser keeps the tool's cookies there.
+COOKIE_CHECK = "lti_cookie_check"
+RELAYED_FIELD = "lti_relayed"
 
 
 def registration_key_ok(key: str) -> bool:
@@ -114,7 +119,31 @@ def login(request: HttpRequest) -> HttpResponse:
                 },
             },
         )
-    response = HttpResponseRedirect(started.auth_url)
+    if _framed(request):
+        # Inside the LMS page the browser may drop our cookie (third-party): the page checks
+        # that it kept it before the platform's one-time login hint is spent, and if not
+        # offers the same login in a new window, where the cookie is first-party.
+        response = render(
+            request,
+            "lti/login_check.html",
+            {
+                "auth_url": started.auth_url,
+                "login_params": [
+                    (name, params[name]) for name in oidc.LOGIN_PARAMS if params.get(name)
+                ],
+            },
+        )
+        response.set_cookie(
+            COOKIE_CHECK,
+            "1",
+            max_age=settings.LTI_STATE_TTL_SECONDS,
+            path="/lti/",
+            **{**_cookie_options(), "httponly": False},  # read by lti/login_check.js
+        )
+        # The new window's login redirects to the platform, which CSP's form-action checks.
+        allow_form_action(response, started.auth_url)
+    else:
+        response = HttpResponseRedirect(started.auth_url)
     response.set_cookie(
         oidc.STATE_COOKIE_PREFIX + started.login.state,
         started.login.state,
@@ -122,6 +151,28 @@ def login(request: HttpRequest) -> HttpResponse:
         path="/lti/",
         **_cookie_options(),
     )
+    return response
+
+
+def _framed(request: HttpRequest) -> bool:
+    """Whether the browser loads this page in a frame (Fetch Metadata)."""
+    return request.headers.get("Sec-Fetch-Dest") in ("iframe", "frame")
+
+
+def _relay_same_site(request: HttpRequest) -> HttpResponse:
+    """The launch, posted once more from the tool's own page: the platform's cross-site form
+    POST carries no SameSite=Lax state cookie (plain HTTP), a same-site POST does. The
+    cookie still has to be in this browser, so the binding holds."""
+    response = render(
+        request,
+        "lti/launch_relay.html",
+        {
+            "id_token": request.POST.get("id_token", ""),
+            "state": request.POST.get("state", ""),
+            "relayed_field": RELAYED_FIELD,
+        },
+    )
+    add_never_cache_headers(response)
     return response
 
 
@@ -138,6 +189,12 @@ def launch(request: HttpRequest) -> HttpResponse:
             pending = oidc.peek_state(state)
             if pending is not None and pending.storage_target:
                 return _platform_storage_check(request, pending)
+            if (
+                pending is not None
+                and request.headers.get("Sec-Fetch-Site") == "cross-site"
+                and RELAYED_FIELD not in request.POST
+            ):
+                return _relay_same_site(request)
         login_state = oidc.consume_state(state, cookie_value=cookie, storage_value=storage_value)
         message = validate_launch(
             id_token=request.POST.get("id_token", ""), login=login_state, tool_base_url=base
@@ -167,7 +224,10 @@ def launch(request: HttpRequest) -> HttpResponse:
         response = redirect("lti:deep-link", token=token)
     else:
         landing = placement_url(result.placement, result.membership.role)
-        response = HttpResponseRedirect(handoff.with_handoff(request, landing, language))
+        if request.headers.get("Sec-Fetch-Dest") != "document":
+            # Embedded (or unknown): the landing may arrive without its cookie.
+            landing = handoff.with_handoff(request, landing, language)
+        response = HttpResponseRedirect(landing)
     if language:
         translation.activate(language)
         _set_language_cookie(response, language)
