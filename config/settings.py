@@ -224,25 +224,26 @@ LAB_TIMING_REPEATS = int(os.environ.get("LAB_TIMING_REPEATS", "5"))
 LAB_LEASE_SECONDS = float(os.environ.get("LAB_LEASE_SECONDS", str(LAB_RUN_TIMEOUT_SECONDS + 120)))
 LAB_MAX_EXECUTION_ATTEMPTS = int(os.environ.get("LAB_MAX_EXECUTION_ATTEMPTS", "3"))
 LAB_RETRY_BACKOFF_SECONDS = float(os.environ.get("LAB_RETRY_BACKOFF_SECONDS", "30"))
+LAB_RETRY_BACKOFF_MAX_SECONDS = float(os.environ.get("LAB_RETRY_BACKOFF_MAX_SECONDS", "600"))
 LAB_REQUEUE_AFTER_SECONDS = float(os.environ.get("LAB_REQUEUE_AFTER_SECONDS", "900"))
 LAB_SCHEDULE_SECONDS = float(os.environ.get("LAB_SCHEDULE_SECONDS", "30"))
-CELERY_TASK_ROUTES = {"labs.tasks.execute_lab_run": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {"labs.execute_run": {"queue": "gpu"}}
 
 CELERY_BEAT_SCHEDULE = {
     "clear-expired-sessions": {
-        "task": "assessments.tasks.clear_expired_sessions",
+        "task": "assessments.clear_expired_sessions",
         "schedule": 3600.0,
     },
     "requeue-due-grades": {
-        "task": "gradesync.tasks.requeue_due_grades",
+        "task": "gradesync.requeue_due_grades",
         "schedule": GRADESYNC_REQUEUE_SECONDS,
     },
     "requeue-stuck-lab-runs": {
-        "task": "labs.tasks.requeue_stuck_lab_runs",
+        "task": "labs.requeue_stuck_runs",
         "schedule": LAB_SCHEDULE_SECONDS,
     },
     "settle-due-labs": {
-        "task": "labs.tasks.settle_due_labs",
+        "task": "labs.settle_due_labs",
         "schedule": LAB_SCHEDULE_SECONDS,
     },
 }

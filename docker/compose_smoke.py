@@ -252,9 +252,7 @@ def scrape(browser: Browser, token: str) -> dict[str, float]:
         "requests": metric_total(text, "gcquiz_http_requests_total"),
         "answers": metric_total(text, "gcquiz_http_requests_total", view="assessments:answer"),
         "tasks": metric_total(text, "gcquiz_celery_tasks_total"),
-        "lab_runs": metric_total(
-            text, "gcquiz_celery_tasks_total", task="labs.tasks.execute_lab_run"
-        ),
+        "lab_runs": metric_total(text, "gcquiz_celery_tasks_total", task="labs.execute_run"),
     }
 
 

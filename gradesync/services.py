@@ -12,7 +12,6 @@ re-enqueues whatever is due, whatever the broker lost.
 from __future__ import annotations
 
 import logging
-import random
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -28,6 +27,7 @@ from assessments.selectors import placement_score_maximum
 from lti import ags
 from lti import claims as c
 from lti.models import LtiUser, ResourceLink
+from ops import jobs
 
 from .models import GradeSync, SyncState
 
@@ -47,15 +47,16 @@ def unsyncable_reason(placement: ResourceLink) -> str | None:
     return None
 
 
-def _enqueue(sync_id: int, countdown: float = 0) -> None:
-    """Remind a worker; never fails the caller. A reminder the broker loses (or never got,
-    while it was down) is made good by `requeue_due`, because the row is the truth."""
-    from .tasks import deliver_grade
+# Deliveries are leased jobs (ops.jobs): the row is the truth, the message a reminder.
+DELIVERY = jobs.LeasedJob("gradesync.deliver_grade", GradeSync, lease_field="claimed_until")
 
-    try:
-        deliver_grade.apply_async((sync_id,), countdown=max(countdown, 0))
-    except Exception as error:  # the broker is down: the periodic requeue will find the row
-        logger.warning("grade sync enqueue failed id=%s error=%s", sync_id, error)
+
+def _retry_policy() -> jobs.RetryPolicy:
+    return jobs.RetryPolicy(
+        base_seconds=settings.GRADESYNC_BACKOFF_BASE_SECONDS,
+        max_seconds=settings.GRADESYNC_BACKOFF_MAX_SECONDS,
+        give_up_after_seconds=settings.GRADESYNC_GIVE_UP_AFTER_SECONDS,
+    )
 
 
 def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
@@ -73,30 +74,25 @@ def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
         comment=comment,
         next_attempt_at=timezone.now(),
     )
-    transaction.on_commit(lambda: _enqueue(sync.pk))
+    DELIVERY.send_on_commit(sync.pk)
     return sync
+
+
+def _first_in_its_chain(sync: GradeSync, now: datetime) -> list[str] | None:
+    earlier = GradeSync.objects.filter(
+        user_id=sync.user_id, placement_id=sync.placement_id, state=SyncState.PENDING
+    ).filter(Q(created_at__lt=sync.created_at) | Q(created_at=sync.created_at, pk__lt=sync.pk))
+    # Delivered after the earlier change, which sends this one when it is done.
+    return None if earlier.exists() else []
 
 
 def _claim(sync_id: int) -> GradeSync | None:
     """Take the row for delivery if it is due, unclaimed and first in its chain."""
-    now = timezone.now()
-    with transaction.atomic():
-        sync = (
-            GradeSync.objects.select_for_update(skip_locked=True)
-            .filter(pk=sync_id, state=SyncState.PENDING, next_attempt_at__lte=now)
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-            .first()
-        )
-        if sync is None:
-            return None
-        earlier = GradeSync.objects.filter(
-            user_id=sync.user_id, placement_id=sync.placement_id, state=SyncState.PENDING
-        ).filter(Q(created_at__lt=sync.created_at) | Q(created_at=sync.created_at, pk__lt=sync.pk))
-        if earlier.exists():
-            return None  # delivered after the earlier change, which enqueues it when done
-        sync.claimed_until = now + timedelta(seconds=settings.GRADESYNC_LEASE_SECONDS)
-        sync.save(update_fields=["claimed_until"])
-    return sync
+    return DELIVERY.claim(
+        GradeSync.objects.filter(pk=sync_id, state=SyncState.PENDING),
+        lease_seconds=settings.GRADESYNC_LEASE_SECONDS,
+        take=_first_in_its_chain,
+    )
 
 
 def _timestamp(moment: datetime) -> str:
@@ -143,12 +139,6 @@ def _lineitem_url(placement: ResourceLink) -> str:
     return url
 
 
-def _backoff_seconds(tries: int) -> float:
-    base = settings.GRADESYNC_BACKOFF_BASE_SECONDS * (2 ** min(tries - 1, 20))
-    capped = min(base, settings.GRADESYNC_BACKOFF_MAX_SECONDS)
-    return capped * random.uniform(0.75, 1.25)
-
-
 def _finish(sync: GradeSync, lease, **fields) -> bool:
     """Record the outcome if this worker still holds the row's lease; a worker that lost it
     (it ran past the lease and another took over) must not overwrite the newer outcome."""
@@ -169,7 +159,7 @@ def _enqueue_next_in_chain(sync: GradeSync) -> None:
         .first()
     )
     if following:
-        _enqueue(following)
+        DELIVERY.send(following)
 
 
 def deliver(sync_id: int) -> str:
@@ -214,8 +204,8 @@ def deliver(sync_id: int) -> str:
         else:
             logger.exception("grade sync unexpected error id=%s", sync.pk)
             message, retry_after = f"{type(error).__name__}: {error}"[:1000], None
-        age = (timezone.now() - sync.created_at).total_seconds()
-        if age > settings.GRADESYNC_GIVE_UP_AFTER_SECONDS:
+        policy = _retry_policy()
+        if policy.gives_up(tries, first_due=sync.created_at):
             logger.warning("grade sync gave up id=%s error=%s", sync.pk, message)
             fields = {
                 "state": SyncState.FAILED,
@@ -223,10 +213,7 @@ def deliver(sync_id: int) -> str:
                 "outcome": _("Gave up after %(tries)s tries.") % {"tries": tries},
             }
         else:
-            retry_in = min(
-                _backoff_seconds(tries) if retry_after is None else retry_after,
-                settings.GRADESYNC_BACKOFF_MAX_SECONDS,
-            )
+            retry_in = policy.delay(tries, retry_after)
             fields = {
                 "last_error": message,
                 "next_attempt_at": timezone.now() + timedelta(seconds=retry_in),
@@ -242,7 +229,7 @@ def deliver(sync_id: int) -> str:
     if not _finish(sync, lease, tries=tries, **fields):
         return "lease lost"
     if retry_in is not None:
-        _enqueue(sync.pk, countdown=retry_in)
+        DELIVERY.send(sync.pk, countdown=retry_in)
         return "retry"
     _enqueue_next_in_chain(sync)  # a final outcome, either way: the next change may go
     return str(sync.state)
@@ -253,15 +240,13 @@ def requeue_due(limit: int = 1000) -> int:
     being due, and not held by a worker (the periodic safety net)."""
     now = timezone.now()
     stuck_since = now - timedelta(seconds=settings.GRADESYNC_REQUEUE_SECONDS)
-    due = list(
+    due = (
         GradeSync.objects.filter(state=SyncState.PENDING, next_attempt_at__lte=stuck_since)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .filter(jobs.lease_is_free("claimed_until", now))
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )
-    for sync_id in due:
-        _enqueue(sync_id)
-    return len(due)
+    return DELIVERY.requeue(list(due))
 
 
 @transaction.atomic
@@ -282,5 +267,5 @@ def retry_now(sync: GradeSync) -> bool:
     GradeSync.objects.filter(pk=row.pk).update(
         state=SyncState.PENDING, next_attempt_at=now, claimed_until=None
     )
-    transaction.on_commit(lambda: _enqueue(row.pk))
+    DELIVERY.send_on_commit(row.pk)
     return True

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from assessments.models import ChangeCause, Grade, Regrade
 from assessments.services import recompute_placement, set_placement_grade
 from lti.models import ResourceLink
+from ops import jobs
 
 from . import execution
 from .content import LabContent
@@ -177,12 +178,19 @@ def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
         return ensure_schedule(placement)
 
 
-def _enqueue(run_id: int, when: datetime | None = None) -> None:
-    """Send the run to the `gpu` queue, now or at ``when``, and note when it was sent."""
-    from .tasks import execute_lab_run
+# Runs are leased jobs (ops.jobs). A run may wait long in the `gpu` queue, so the beat
+# requeues one by when its reminder was sent (enqueued_at), not by its due time.
+RUN = jobs.LeasedJob(
+    "labs.execute_run", LabRun, lease_field="lease_until", sent_field="enqueued_at"
+)
 
-    LabRun.objects.filter(pk=run_id).update(enqueued_at=timezone.now())
-    execute_lab_run.apply_async((run_id,), eta=when)
+
+def _retry_policy() -> jobs.RetryPolicy:
+    return jobs.RetryPolicy(
+        base_seconds=settings.LAB_RETRY_BACKOFF_SECONDS,
+        max_seconds=settings.LAB_RETRY_BACKOFF_MAX_SECONDS,
+        max_tries=settings.LAB_MAX_EXECUTION_ATTEMPTS,
+    )
 
 
 def _refuse_a_full_demo_queue() -> None:
@@ -253,51 +261,37 @@ def submit_run(
                 )
         except IntegrityError:
             raise RunPending(_("Another run was submitted at the same time.")) from None
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        RUN.send_on_commit(run.pk)
     logger.info("lab run %s queued (placement %s, run %d)", run.public_id, placement.pk, number)
     return run
+
+
+def _start_or_give_up(run: LabRun, now: datetime) -> list[str] | None:
+    if _retry_policy().gives_up(run.execution_attempts):
+        # Every try died with its worker (no outcome came back): stop retrying.
+        run.status = RunStatus.INFRASTRUCTURE_FAILED
+        run.error = run.error or "the run's worker was lost on every try"
+        run.finished_at = now
+        run.lease_token = run.lease_until = None
+        run.save()
+        return None
+    run.status = RunStatus.RUNNING
+    run.lease_token = uuid.uuid4()
+    run.execution_attempts += 1
+    run.started_at = now
+    return ["status", "lease_token", "execution_attempts", "started_at"]
 
 
 def _claim(run_id: int) -> LabRun | None:
     """Take the run if it is waiting and due, or if the lease of a worker that took it has
     run out (that worker died). Returns None when another worker has it or it is done."""
-    now = timezone.now()
-    with transaction.atomic():
-        run = (
-            LabRun.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("placement__lab")
-            .filter(pk=run_id)
-            .filter(
-                Q(status=RunStatus.QUEUED, next_attempt_at__lte=now)
-                | Q(status=RunStatus.RUNNING, lease_until__lt=now)
-            )
-            .first()
-        )
-        if run is None:
-            return None
-        if run.execution_attempts >= settings.LAB_MAX_EXECUTION_ATTEMPTS:
-            # Every try died with its worker (no outcome came back): stop retrying.
-            run.status = RunStatus.INFRASTRUCTURE_FAILED
-            run.error = run.error or "the run's worker was lost on every try"
-            run.finished_at = now
-            run.lease_token = run.lease_until = None
-            run.save()
-            return None
-        run.status = RunStatus.RUNNING
-        run.lease_token = uuid.uuid4()
-        run.lease_until = now + timedelta(seconds=settings.LAB_LEASE_SECONDS)
-        run.execution_attempts += 1
-        run.started_at = now
-        run.save(
-            update_fields=[
-                "status",
-                "lease_token",
-                "lease_until",
-                "execution_attempts",
-                "started_at",
-            ]
-        )
-    return run
+    return RUN.claim(
+        LabRun.objects.select_related("placement__lab").filter(
+            pk=run_id, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)
+        ),
+        lease_seconds=settings.LAB_LEASE_SECONDS,
+        take=_start_or_give_up,
+    )
 
 
 def execute_run(run_id: int) -> LabRun | None:
@@ -356,11 +350,11 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
         current.status = RunStatus.REJECTED
         current.error = outcome.message
         current.finished_at = now
-    elif current.execution_attempts < settings.LAB_MAX_EXECUTION_ATTEMPTS:
+    elif not (policy := _retry_policy()).gives_up(current.execution_attempts):
         # The machine's failure, not the student's: back in the queue after a pause.
         current.status = RunStatus.QUEUED
         current.error = outcome.message
-        backoff = settings.LAB_RETRY_BACKOFF_SECONDS * 2 ** (current.execution_attempts - 1)
+        backoff = policy.delay(current.execution_attempts)
         current.next_attempt_at = now + timedelta(seconds=backoff)
     else:
         current.status = RunStatus.INFRASTRUCTURE_FAILED
@@ -371,8 +365,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
     if current.status == RunStatus.SUCCEEDED:
         refresh_lab_grade(user=current.user, placement=current.placement)
     elif current.status == RunStatus.QUEUED:
-        retry_at = current.next_attempt_at
-        transaction.on_commit(lambda: _enqueue(current.pk, retry_at))
+        RUN.send_on_commit(current.pk, eta=current.next_attempt_at)
     return current
 
 
@@ -388,7 +381,7 @@ def _retry_if_only_locked(run_id: int) -> None:
         pk=run_id, status=RunStatus.QUEUED, next_attempt_at__lte=now
     ).exists()
     if due:
-        _enqueue(run_id, now + timedelta(seconds=LOCKED_RETRY_SECONDS))
+        RUN.send(run_id, countdown=LOCKED_RETRY_SECONDS)
 
 
 @transaction.atomic
@@ -424,7 +417,7 @@ def remeasure_runs(runs: QuerySet[LabRun]) -> int:
         LabRun.objects.filter(pk=run.pk, status=RunStatus.SUCCEEDED).update(
             status=RunStatus.QUEUED, next_attempt_at=now, execution_attempts=0
         )
-        transaction.on_commit(lambda run_id=run.pk: _enqueue(run_id))
+        RUN.send_on_commit(run.pk)
         count += 1
     return count
 
@@ -446,11 +439,7 @@ def requeue_stuck_runs(now: datetime | None = None) -> int:
         | Q(status=RunStatus.QUEUED, next_attempt_at__lte=now)
         & (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=lost_after))
     ).values_list("pk", flat=True)
-    count = 0
-    for run_id in stuck:
-        _enqueue(run_id)
-        count += 1
-    return count
+    return RUN.requeue(list(stuck))
 
 
 def settle_due_labs(now: datetime | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Celery tasks: thin wrappers around labs.services."""
+"""Celery tasks: thin wrappers around labs.services. Named explicitly: services send them by
+these names (ops.jobs), and the routes and beat's schedule use them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from . import services
 
 
 @shared_task(
+    name="labs.execute_run",
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
@@ -22,11 +24,11 @@ def execute_lab_run(run_id: int) -> str:
     return "skipped" if run is None else run.status
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="labs.requeue_stuck_runs", ignore_result=True)
 def requeue_stuck_lab_runs() -> int:
     return services.requeue_stuck_runs()
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="labs.settle_due_labs", ignore_result=True)
 def settle_due_labs() -> int:
     return services.settle_due_labs()

@@ -4,7 +4,6 @@ and Redis restarts: afterwards every grade change is in the LMS exactly once, in
 from __future__ import annotations
 
 import pytest
-from celery import current_app
 from django.contrib.auth import get_user_model
 
 from assessments.models import Grade
@@ -12,7 +11,14 @@ from gradesync.models import GradeSync, SyncState
 from gradesync.tasks import deliver_grade
 
 from .gradebook import finish_attempt, graded_placement, student
-from .workers import PrivateRedis, Supervised, start_beat, start_worker, wait_until
+from .workers import (
+    PrivateRedis,
+    Supervised,
+    send_through,
+    start_beat,
+    start_worker,
+    wait_until,
+)
 
 STUDENTS = 500
 SECOND_ATTEMPTS = 100
@@ -36,14 +42,7 @@ def test_every_grade_change_reaches_the_lms_exactly_once_through_failures(
     fake_lms.failure_rates = {"500": 0.10, "429": 0.05, "hang": 0.03, "drop": 0.05}
     fake_lms.hang_seconds = 1.0
 
-    # This process sends its reminders to the private broker too.
-    broker = {"connection": current_app.connection_for_write(redis.url)}
-    send = deliver_grade.apply_async
-    monkeypatch.setattr(
-        deliver_grade,
-        "apply_async",
-        lambda args, **options: send(args, connection=broker["connection"], retry=False, **options),
-    )
+    reconnect = send_through(deliver_grade, redis.url, monkeypatch)  # this process's too
     placement = graded_placement(fake_lms, quiz)
     placement.grading_method = "last"
     placement.save()
@@ -60,7 +59,7 @@ def test_every_grade_change_reaches_the_lms_exactly_once_through_failures(
             beat.check()
             if number == 350:
                 redis.restart()
-                broker["connection"] = current_app.connection_for_write(redis.url)
+                reconnect()
         for number, user in enumerate(users[:SECOND_ATTEMPTS]):
             finish_attempt(user, placement, correct=8 - number % 9)
 

@@ -19,6 +19,7 @@ from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Role
 from lti.services import enrol_demo_member, ensure_demo_placement
+from ops import jobs
 
 from .gradebook import graded_placement, student
 from .labs_helpers import lab_placement, small_lab
@@ -473,7 +474,7 @@ def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
     holder.start()
     assert locked.wait(10)
     retries = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, when=None: retries.append(run_id))
+    monkeypatch.setattr(jobs, "send", lambda task_name, run_id, **when: retries.append(run_id))
     try:
         assert services.execute_run(run.pk) is None
     finally:
@@ -509,7 +510,7 @@ def test_the_lab_page_says_when_runs_are_not_accepted(placed, course):
 def test_a_run_submitted_while_the_due_time_moves_is_marked_by_the_new_one(quiz, monkeypatch):
     """A submission waits on the schedule's row while a change to it is uncommitted, then
     reads the new due time; it neither keeps the old mark nor deadlocks with the re-marking."""
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, when=None: None)
+    monkeypatch.setattr(jobs, "send", lambda task_name, run_id, **when: True)
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     now = timezone.now()

@@ -84,7 +84,7 @@ def test_the_request_id_follows_a_request_into_its_task(quiz, tmp_path, monkeypa
         except ValueError:
             continue  # Celery's banner is not a log record
     mine = [line for line in task_lines if line.get("request_id") == "req-0123456789abcdef"]
-    assert any(line.get("task_name") == "labs.tasks.execute_lab_run" for line in mine), task_lines
+    assert any(line.get("task_name") == "labs.execute_run" for line in mine), task_lines
     assert any("claimed" in line["message"] for line in mine)
     # A request without an id gets a fresh one.
     assert len(client.get("/healthz")["X-Request-ID"]) == 32
@@ -144,7 +144,7 @@ def test_metrics_count_requests_tasks_and_backlogs(client, quiz, settings):
         sample(
             text,
             "gcquiz_celery_tasks_total",
-            task="labs.tasks.requeue_stuck_lab_runs",
+            task="labs.requeue_stuck_runs",
             state="SUCCESS",
         )
         >= 1

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -186,17 +186,22 @@ class Supervised:
         stop(self.process)
 
 
-def send_through(task, broker_url: str, monkeypatch) -> None:
-    """This process enqueues ``task`` on the test's own broker (a PrivateRedis), where the
-    test's worker listens, instead of the configured one."""
+def send_through(task, broker_url: str, monkeypatch) -> Callable[[], None]:
+    """This process sends ``task`` (services send by name, ops.jobs.send) to the test's own
+    broker (a PrivateRedis), where the test's worker listens, instead of the configured one.
+    Returns a function that connects again (after the test restarted that broker)."""
     from celery import current_app
 
-    connection = current_app.connection_for_write(broker_url)
-    send = task.apply_async
-    monkeypatch.setattr(
-        task,
-        "apply_async",
-        lambda args=None, kwargs=None, **options: send(
-            args, kwargs, connection=connection, retry=False, **options
-        ),
-    )
+    broker = {"connection": current_app.connection_for_write(broker_url)}
+    send_task = current_app.send_task
+
+    def send_to_the_private_broker(name, *args, **options):
+        if name == task.name:
+            options = {**options, "connection": broker["connection"], "retry": False}
+        return send_task(name, *args, **options)
+
+    def reconnect() -> None:
+        broker["connection"] = current_app.connection_for_write(broker_url)
+
+    monkeypatch.setattr(current_app, "send_task", send_to_the_private_broker)
+    return reconnect
