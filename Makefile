@@ -122,4 +122,12 @@ acceptance-moodle: $(VENV)/.installed-dev chromium
 acceptance-moodle-stop:
 	ACCEPTANCE_DIR="$(ACCEPTANCE_DIR)" acceptance/stop.sh
 
-.PHONY: acceptance-moodle acceptance-moodle-stop
+# The tool against Moodle's own quiz on the acceptance suite's Moodle (bench/vs_moodle.py,
+# docs/benchmarks.md): sets both up as acceptance-moodle does, prints issue 21's table.
+# BENCH_SECONDS per closed loop and side.
+BENCH_SECONDS ?= 30
+bench-vs-moodle: $(VENV)/.installed-dev chromium
+	@test -n "$(MOODLE_SRC)" || { echo "Give MOODLE_SRC=<Moodle 5.1 source tree> (docs/acceptance-moodle.md)"; exit 2; }
+	MOODLE_SRC="$(MOODLE_SRC)" ACCEPTANCE_DIR="$(ACCEPTANCE_DIR)" $(BIN)/python -m bench.vs_moodle --seconds $(BENCH_SECONDS)
+
+.PHONY: acceptance-moodle acceptance-moodle-stop bench-vs-moodle

@@ -11,7 +11,7 @@
 #
 # Environment (the Makefile passes these): MOODLE_SRC, ACCEPTANCE_DIR, MOODLE_HOST,
 # MOODLE_PORT, MOODLE_DB_NAME, MOODLE_DB_HOST, MOODLE_DB_PORT, MOODLE_DB_USER, MOODLE_DB_PASS,
-# MOODLE_PASSWORD (every test user's password), FPM_CHILDREN.
+# MOODLE_PASSWORD (every test user's password), FPM_CHILDREN, MOODLE_DB_PERSIST.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +29,9 @@ MOODLE_DB_USER=${MOODLE_DB_USER:-postgres}
 MOODLE_DB_PASS=${MOODLE_DB_PASS:-}
 MOODLE_PASSWORD=${MOODLE_PASSWORD:-Acceptance-1}
 FPM_CHILDREN=${FPM_CHILDREN:-4}
+# 1 for persistent database connections (the benchmark: its backends then live long enough for
+# /proc to attribute their CPU to Moodle); Moodle's default, 0, otherwise.
+MOODLE_DB_PERSIST=${MOODLE_DB_PERSIST:-0}
 TOOL_CROSS_SITE_HOST=${TOOL_CROSS_SITE_HOST:-localhost}
 TOOL_TLS_PORT=${TOOL_TLS_PORT:-8443}
 TOOL_TLS_BACKEND_PORT=${TOOL_TLS_BACKEND_PORT:-8108}
@@ -68,6 +71,7 @@ render() {  # template, output: @NAME@ -> value of the shell variable NAME
       -e "s|@FPM_CHILDREN@|$FPM_CHILDREN|g" -e "s|@DB_HOST@|$MOODLE_DB_HOST|g" \
       -e "s|@DB_PORT@|$MOODLE_DB_PORT|g" -e "s|@DB_NAME@|$MOODLE_DB_NAME|g" \
       -e "s|@DB_USER@|$MOODLE_DB_USER|g" -e "s|@DB_PASS@|$MOODLE_DB_PASS|g" \
+      -e "s|@DB_PERSIST@|$MOODLE_DB_PERSIST|g" \
       -e "s|@DATAROOT@|$DATAROOT|g" -e "s|@TOOL_CROSS_SITE_HOST@|$TOOL_CROSS_SITE_HOST|g" \
       -e "s|@TOOL_TLS_PORT@|$TOOL_TLS_PORT|g" -e "s|@TOOL_TLS_BACKEND_PORT@|$TOOL_TLS_BACKEND_PORT|g" \
       "$1" >"$2"

@@ -5,11 +5,13 @@ process without contention.
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
-eight questions, and for launches signed by the independent platform library (20 users
-taking turns). Prints the median CPU time (``time.process_time``, the platform's signing
-left out) and the SQL statements of each kind of request: the trivial view of the load
-benchmark's ceiling, starting an attempt, an answer that does not finish the attempt, the
-last answer, and the three requests of a launch, each also in trivial views.
+eight questions as a browser does (each question's page, the answer, the feedback page it
+leads to, the summary), and for launches signed by the independent platform library (20
+users taking turns). Prints the median CPU time (``time.process_time``, the platform's
+signing left out) and the SQL statements of each kind of request: the trivial view of the
+load benchmark's ceiling, starting an attempt, the question page, an answer that does not
+finish the attempt, the last answer, the feedback page, the summary, and the three requests
+of a launch, each also in trivial views; then the whole loop per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT. docs/benchmarks.md records the output.
 """
@@ -109,19 +111,25 @@ def main() -> None:
         return headers
 
     def attempt(student: int) -> None:
+        """One attempt as a student's browser plays it: the start, then for each question its
+        page, the answer and the feedback page the answer leads to (whose "Next question" is
+        the next question's page), and the summary after the last."""
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         location = timed("starting an attempt", "POST", f"/quiz/{placement}/start/", cookie)[
             "Location"
         ]
         public_id = location.rstrip("/").split("/")[-1]
         for position, (question, option) in enumerate(questions, start=1):
+            timed("the question page", "GET", f"/attempts/{public_id}/", cookie)
             kind = (
                 "the last answer (finish, counted flags, grade)"
                 if position == len(questions)
                 else "an answer that does not finish the attempt"
             )
             body = f"question={question}&option={option}".encode()
-            timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
+            feedback = timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
+            timed("the feedback page", "GET", feedback["Location"], cookie)
+        timed("the summary", "GET", f"/attempts/{public_id}/summary/", cookie)
 
     def launch(number: int) -> None:
         """A new browser's launch: login, the platform's signed launch, the landing page."""
@@ -163,12 +171,13 @@ def main() -> None:
             f"| {kind} | {statistics.median(times) * 1000:.2f} | "
             f"{statistics.median(times) / trivial:.1f} | {statistics.mean(statements[kind]):.1f} |"
         )
-    attempt_seconds = sum(
-        sum(times) for kind, times in cpu.items() if "answer" in kind or "attempt" in kind
-    )
+    attempt_seconds = sum(sum(times) for kind, times in cpu.items() if "launch" not in kind)
+    attempt_seconds -= sum(cpu["trivial view (GET /healthz)"])
     answers = args.attempts * len(questions)
     print(
-        f"\nper answer, starting and finishing included: {attempt_seconds / answers * 1000:.2f} ms"
+        "\nper answer, the whole loop (its question page, the answer, the feedback page; the"
+        f" start and the summary shared out): {attempt_seconds / answers * 1000:.2f} ms"
+        f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )
     per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
     print(f"per launch, its three requests (medians): {per_launch * 1000:.2f} ms")

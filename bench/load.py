@@ -34,9 +34,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-DATABASE = "gcquiz_load"
+# Override on a machine where others run benchmarks too.
+DATABASE = os.environ.get("BENCH_DATABASE", "gcquiz_load")
 SERVER = "postgres://postgres@127.0.0.1:5432"
-REDIS = "redis://127.0.0.1:6379/13"
+REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 STATIC_ROOT = Path("/tmp/gcquiz-load-static")
 
 
@@ -104,6 +105,9 @@ def environment(port: int, workers: int, threads: int) -> dict[str, str]:
         "GUNICORN_THREADS": str(threads),
         "LOG_LEVEL": "WARNING",
         "SECURE_COOKIES": "0",
+        # The independent platform serves its keys on loopback, which the outbound policy
+        # refuses unless told (lti/http.py).
+        "LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES": "1",
         "STATIC_MANIFEST": "1",
         "STATIC_ROOT": str(STATIC_ROOT),
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -116,7 +120,7 @@ def prepare(env: dict[str, str], students: int):
     subprocess.run(
         ["psql", f"{SERVER}/postgres", "-q", "-c", f"CREATE DATABASE {DATABASE}"], check=True
     )
-    subprocess.run(["redis-cli", "-n", "13", "FLUSHDB"], check=True, capture_output=True)
+    subprocess.run(["redis-cli", "-u", REDIS, "FLUSHDB"], check=True, capture_output=True)
     os.environ.update({k: v for k, v in env.items() if k not in ("GUNICORN_BIND",)})
     import django
 
