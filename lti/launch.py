@@ -14,7 +14,7 @@ from typing import Any
 
 import jwt
 from django.conf import settings
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _
 
 from . import claims as c
 from .errors import LaunchError
@@ -65,35 +65,39 @@ def _audiences(payload: dict[str, Any]) -> list[str]:
         return [aud]
     if isinstance(aud, list) and aud and all(isinstance(item, str) for item in aud):
         return aud
-    raise LaunchError("The launch has no valid audience (aud).")
+    raise LaunchError(_("The launch has no valid audience (aud)."))
 
 
 def _registration(payload: dict[str, Any], login: LoginState) -> Registration:
     issuer = payload.get("iss")
     if not isinstance(issuer, str) or not issuer:
-        raise LaunchError("The launch has no issuer (iss).")
+        raise LaunchError(_("The launch has no issuer (iss)."))
     audiences = _audiences(payload)
     if len(audiences) > 1:
         azp = payload.get("azp")
         if not azp or azp not in audiences:
             raise LaunchError(
-                "The launch names several audiences but no authorized party (azp) among them."
+                _("The launch names several audiences but no authorized party (azp) among them.")
             )
         client_id = azp
     else:
         client_id = audiences[0]
         if payload.get("azp") not in (None, client_id):
-            raise LaunchError("The launch's authorized party (azp) is not its audience.")
+            raise LaunchError(_("The launch's authorized party (azp) is not its audience."))
     registration = Registration.objects.filter(
         issuer=issuer, client_id=client_id, is_active=True
     ).first()
     if registration is None:
         raise LaunchError(
-            "This issuer and client id are not registered with this tool "
-            f"(iss={issuer!r}, client_id={client_id!r})."
+            _(
+                "This issuer and client id are not registered with this tool "
+                "(iss=%(issuer)r, client_id=%(client_id)r)."
+            ),
+            issuer=issuer,
+            client_id=client_id,
         )
     if registration.pk != login.registration_id:
-        raise LaunchError("The launch does not come from the platform that started the login.")
+        raise LaunchError(_("The launch does not come from the platform that started the login."))
     return registration
 
 
@@ -110,34 +114,45 @@ def _verify_signature(id_token: str, header: dict, registration: Registration) -
             options={"require": ["exp", "iat", "iss", "aud", "nonce"]},
         )
     except jwt.ExpiredSignatureError as error:
-        raise LaunchError("The launch has expired (exp is in the past).") from error
+        raise LaunchError(_("The launch has expired (exp is in the past).")) from error
     except jwt.ImmatureSignatureError as error:
-        raise LaunchError("The launch was issued in the future (iat); check the clocks.") from error
+        raise LaunchError(
+            _("The launch was issued in the future (iat); check the clocks.")
+        ) from error
     except jwt.InvalidSignatureError as error:
-        raise LaunchError("The launch's signature does not verify.") from error
+        raise LaunchError(_("The launch's signature does not verify.")) from error
     except jwt.MissingRequiredClaimError as error:
-        raise LaunchError(f"The launch is missing the {error.claim!r} claim.") from error
+        raise LaunchError(
+            _("The launch is missing the %(claim)r claim."), claim=error.claim
+        ) from error
     except jwt.InvalidTokenError as error:
-        raise LaunchError(f"The launch token is invalid: {error}.") from error
+        raise LaunchError(_("The launch token is invalid: %(error)s."), error=str(error)) from error
 
 
 def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
     nonce = payload["nonce"]
     if nonce != login.nonce:
-        raise LaunchError("The launch's nonce is not the one of this login.")
+        raise LaunchError(_("The launch's nonce is not the one of this login."))
     if not record_nonce(payload["iss"], nonce):
-        raise LaunchError("This launch was already used (nonce replayed).")
+        raise LaunchError(_("This launch was already used (nonce replayed)."))
 
 
 def _deployment(payload: dict[str, Any], registration: Registration) -> Deployment:
     deployment_id = payload.get(c.DEPLOYMENT_ID)
     if not isinstance(deployment_id, str) or not deployment_id:
-        raise LaunchError("The launch has no deployment_id.")
+        raise LaunchError(_("The launch has no deployment_id."))
     deployment = registration.deployments.filter(deployment_id=deployment_id).first()
     if deployment is None:
-        raise LaunchError(f"The deployment {deployment_id!r} is not registered with this tool.")
+        raise LaunchError(
+            _("The deployment %(deployment)r is not registered with this tool."),
+            deployment=deployment_id,
+        )
     if not deployment.is_active:
-        raise LaunchError(f"The deployment {deployment_id!r} has been deactivated.", status=403)
+        raise LaunchError(
+            _("The deployment %(deployment)r has been deactivated."),
+            status=403,
+            deployment=deployment_id,
+        )
     return deployment
 
 
@@ -183,60 +198,76 @@ def _check_platform_urls(payload: dict[str, Any]) -> None:
                 _(
                     "The launch's %(name)s is not an http(s) address of the platform, so "
                     "the launch was refused."
-                )
-                % {"name": name}
+                ),
+                name=name,
             )
 
 
 def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: str) -> None:
     if payload.get(c.VERSION) != c.LTI_VERSION:
-        raise LaunchError(f"The launch's LTI version is not {c.LTI_VERSION}.")
+        raise LaunchError(_("The launch's LTI version is not %(version)s."), version=c.LTI_VERSION)
     message_type = payload.get(c.MESSAGE_TYPE)
     if message_type not in (c.RESOURCE_LINK_REQUEST, c.DEEP_LINKING_REQUEST):
         raise LaunchError(
-            "The launch's message type is missing or not one this tool handles "
-            f"({c.RESOURCE_LINK_REQUEST}, {c.DEEP_LINKING_REQUEST})."
+            _(
+                "The launch's message type is missing or not one this tool handles "
+                "(%(resource_link)s, %(deep_linking)s)."
+            ),
+            resource_link=c.RESOURCE_LINK_REQUEST,
+            deep_linking=c.DEEP_LINKING_REQUEST,
         )
     sub = payload.get("sub")
     if not isinstance(sub, str) or not sub or len(sub) > MAX_ID_LENGTH:
-        raise LaunchError("The launch does not identify the user (sub).")
+        raise LaunchError(_("The launch does not identify the user (sub)."))
     context = payload.get(c.CONTEXT)
     if context is not None and not (isinstance(context, dict) and _is_id(context.get("id"))):
-        raise LaunchError("The launch's context claim has no valid id.")
+        raise LaunchError(_("The launch's context claim has no valid id."))
     if not isinstance(payload.get(c.ROLES), list):
-        raise LaunchError("The launch has no roles claim.")
+        raise LaunchError(_("The launch has no roles claim."))
     if message_type == c.RESOURCE_LINK_REQUEST:
         link = payload.get(c.RESOURCE_LINK)
         if not isinstance(link, dict) or not _is_id(link.get("id")):
-            raise LaunchError("The launch has no resource link id.")
+            raise LaunchError(_("The launch has no resource link id."))
     else:
         dl = payload.get(c.DL_SETTINGS)
         if not isinstance(dl, dict) or not isinstance(dl.get("deep_link_return_url"), str):
-            raise LaunchError("The deep-linking request has no deep_link_return_url.")
+            raise LaunchError(_("The deep-linking request has no deep_link_return_url."))
     _check_platform_urls(payload)
     target = payload.get(c.TARGET_LINK_URI)
     if not isinstance(target, str) or not is_tool_url(target, tool_base_url):
-        raise LaunchError("The launch's target_link_uri does not point at this tool.")
+        raise LaunchError(_("The launch's target_link_uri does not point at this tool."))
     if target != login.target_link_uri:
-        raise LaunchError("The launch's target_link_uri differs from the login's.")
+        raise LaunchError(_("The launch's target_link_uri differs from the login's."))
+
+
+def claimed_locale(id_token: str) -> str:
+    """The locale the launch says it is presented in, read without verifying it: only to
+    choose the language its refusal is shown in."""
+    try:
+        unverified = jwt.decode(id_token, options={"verify_signature": False})
+    except jwt.InvalidTokenError:
+        return ""
+    presentation = unverified.get(c.LAUNCH_PRESENTATION) if isinstance(unverified, dict) else None
+    return str(presentation.get("locale") or "") if isinstance(presentation, dict) else ""
 
 
 def validate_launch(*, id_token: str, login: LoginState, tool_base_url: str) -> LaunchMessage:
     if not id_token:
-        raise LaunchError("The launch has no id_token.")
+        raise LaunchError(_("The launch has no id_token."))
     try:
         header = jwt.get_unverified_header(id_token)
         unverified = jwt.decode(id_token, options={"verify_signature": False})
     except jwt.InvalidTokenError as error:
-        raise LaunchError("The id_token is not a signed JWT.") from error
+        raise LaunchError(_("The id_token is not a signed JWT.")) from error
     if _has_nul(unverified) or "\x00" in id_token:
-        raise LaunchError("The launch contains a NUL character.")
+        raise LaunchError(_("The launch contains a NUL character."))
     if header.get("alg") not in ALLOWED_ALGORITHMS:
         raise LaunchError(
-            f"The launch is signed with {header.get('alg')!r}; only RS256 is accepted."
+            _("The launch is signed with %(algorithm)r; only RS256 is accepted."),
+            algorithm=header.get("alg"),
         )
     if not header.get("kid"):
-        raise LaunchError("The launch's JWT header names no key (kid).")
+        raise LaunchError(_("The launch's JWT header names no key (kid)."))
     registration = _registration(unverified, login)
     payload = _verify_signature(id_token, header, registration)
     _check_nonce(payload, login)

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from ops.cache import is_down as cache_is_down
 
@@ -133,11 +134,13 @@ def _registration_for_login(issuer: str, client_id: str) -> Registration:
     found = list(registrations[:2])
     if not found:
         raise LaunchError(
-            "This platform (issuer and client id) is not registered with this tool. "
-            "Ask your LMS administrator to register the tool."
+            _(
+                "This platform (issuer and client id) is not registered with this tool. "
+                "Ask your LMS administrator to register the tool."
+            )
         )
     if len(found) > 1:
-        raise LaunchError("The platform has several registrations here; it must send client_id.")
+        raise LaunchError(_("The platform has several registrations here; it must send client_id."))
     return found[0]
 
 
@@ -145,7 +148,7 @@ def initiate_login(
     params: Mapping[str, str], *, tool_base_url: str, launch_url: str
 ) -> LoginRedirect:
     if any("\x00" in str(value) for value in params.values()):
-        raise LaunchError("The login request contains a NUL character.")
+        raise LaunchError(_("The login request contains a NUL character."))
     issuer = params.get("iss", "")
     login_hint = params.get("login_hint", "")
     target_link_uri = params.get("target_link_uri", "")
@@ -159,9 +162,9 @@ def initiate_login(
         if not value
     ]
     if missing:
-        raise LaunchError(f"The login request is missing {', '.join(missing)}.")
+        raise LaunchError(_("The login request is missing %(names)s."), names=", ".join(missing))
     if not is_tool_url(target_link_uri, tool_base_url):
-        raise LaunchError("The login request's target_link_uri does not point at this tool.")
+        raise LaunchError(_("The login request's target_link_uri does not point at this tool."))
     registration = _registration_for_login(issuer, params.get("client_id", ""))
 
     login = LoginState(
@@ -203,12 +206,14 @@ def peek_state(state: str) -> LoginState | None:
 def consume_state(state: str, *, cookie_value: str | None, storage_value: str | None) -> LoginState:
     """The login this launch answers, used once, if this browser started it."""
     if not state:
-        raise LaunchError("The launch has no state parameter.")
+        raise LaunchError(_("The launch has no state parameter."))
     found = _find(_state_key(state))
     if found is None:
         raise LaunchError(
-            "This launch is unknown, expired or was already used. "
-            "Open the activity again from your course."
+            _(
+                "This launch is unknown, expired or was already used. "
+                "Open the activity again from your course."
+            )
         )
     login = LoginState(**found[0])
     by_cookie = cookie_value is not None and hmac.compare_digest(cookie_value, state)
@@ -217,11 +222,15 @@ def consume_state(state: str, *, cookie_value: str | None, storage_value: str | 
     )
     if not (by_cookie or by_storage):
         raise LaunchError(
-            "This launch was not started in this browser (its state does not match). "
-            "Open the activity again from your course; if it is embedded, try opening it "
-            "in a new window.",
+            _(
+                "This launch was not started in this browser (its state does not match). "
+                "Open the activity again from your course; if it is embedded, try opening it "
+                "in a new window."
+            ),
             status=403,
         )
     if not _take(_state_key(state), in_database=found[1]):
-        raise LaunchError("This launch was already used. Open the activity again from your course.")
+        raise LaunchError(
+            _("This launch was already used. Open the activity again from your course.")
+        )
     return login

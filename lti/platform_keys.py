@@ -11,6 +11,7 @@ import jwt
 import requests
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.translation import gettext_lazy as _
 
 from . import http
 from .errors import LaunchError
@@ -30,10 +31,14 @@ def _fetch(url: str) -> dict:
     except (requests.RequestException, ValueError) as error:
         logger.warning("platform keyset fetch failed url=%s error=%s", url, error)
         raise LaunchError(
-            f"The platform's public keys could not be fetched from {url}: {http.UNREACHABLE}"
+            _("The platform's public keys could not be fetched from %(url)s: %(reason)s"),
+            url=url,
+            reason=http.UNREACHABLE,
         ) from error
     if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
-        raise LaunchError(f"The platform's key set at {url} is not a JSON Web Key Set.")
+        raise LaunchError(
+            _("The platform's key set at %(url)s is not a JSON Web Key Set."), url=url
+        )
     cache.set(_cache_key(url, "set"), keyset, settings.LTI_PLATFORM_KEYSET_CACHE_SECONDS)
     return keyset
 
@@ -58,9 +63,12 @@ def platform_key(keyset_url: str, kid: str) -> jwt.PyJWK:
         jwk = _find(_fetch(keyset_url), kid)
     if jwk is None:
         raise LaunchError(
-            f"The launch was signed with key {kid!r}, which the platform does not publish."
+            _("The launch was signed with key %(kid)r, which the platform does not publish."),
+            kid=kid,
         )
     try:
         return jwt.PyJWK(jwk, algorithm="RS256")
     except jwt.PyJWKError as error:
-        raise LaunchError(f"The platform's key {kid!r} is not a usable RSA key.") from error
+        raise LaunchError(
+            _("The platform's key %(kid)r is not a usable RSA key."), kid=kid
+        ) from error

@@ -43,7 +43,7 @@ from .errors import LaunchError
 from .forms import DeepLinkForm
 from .http import platform_url_ok
 from .keys import published_jwks
-from .launch import validate_launch
+from .launch import claimed_locale, validate_launch
 from .middleware import allow_form_action, allow_framing_by
 from .models import Registration, Role
 from .roles import course_role
@@ -75,9 +75,14 @@ def tool_base_url(request: HttpRequest) -> str:
 
 
 def refuse(request: HttpRequest, error: LaunchError | str, status: int = 400) -> HttpResponse:
-    message = error.message if isinstance(error, LaunchError) else error
-    status = error.status if isinstance(error, LaunchError) else status
-    logger.warning("lti refused path=%s status=%s reason=%s", request.path, status, message)
+    """The refusal page, in the active language; the log says it in English."""
+    if isinstance(error, LaunchError):
+        message, status = error.message, error.status
+        with translation.override("en"):
+            logged = error.message
+    else:
+        message = logged = str(error)
+    logger.warning("lti refused path=%s status=%s reason=%s", request.path, status, logged)
     return render(request, "lti/refused.html", {"message": message}, status=status)
 
 
@@ -203,7 +208,11 @@ def launch(request: HttpRequest) -> HttpResponse:
             raise LaunchError(_("Only instructors can add activities to a course."), status=403)
         result = record_launch(message)
     except LaunchError as error:
-        return refuse(request, error)
+        # In the language of the launch where it names one (a Russian student reads a
+        # Russian reason), else the browser's.
+        language = language_for_locale(claimed_locale(request.POST.get("id_token", "")))
+        with translation.override(language or translation.get_language()):
+            return refuse(request, error)
     except QuizNotLoaded as error:
         return refuse(request, str(error), status=503)
 
