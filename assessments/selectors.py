@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from functools import cached_property
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -36,24 +37,45 @@ from .models import (
     GradingMethod,
     Option,
     Question,
-    QuizVersion,
     Response,
 )
 
 
 @dataclass(frozen=True)
-class VersionLayout:
-    """A quiz version's question ids in order, each with its option ids in order."""
+class OptionContent:
+    id: int
+    text: dict[str, str]
+    is_correct: bool
 
-    option_ids: dict[int, tuple[int, ...]]
+
+@dataclass(frozen=True)
+class QuestionContent:
+    id: int
+    position: int
+    text: dict[str, str]
+    explanation: dict[str, str]
+    options: dict[int, OptionContent]  # by id, in authored order
+
+
+@dataclass(frozen=True)
+class VersionLayout:
+    """A quiz version's title and questions in order, each with its options in order: its
+    content in every language, as the attempt pages show it."""
+
+    title: dict[str, str]
+    questions: tuple[QuestionContent, ...]
+
+    @cached_property
+    def option_ids(self) -> dict[int, tuple[int, ...]]:
+        return {question.id: tuple(question.options) for question in self.questions}
 
     @property
     def question_count(self) -> int:
-        return len(self.option_ids)
+        return len(self.questions)
 
     @property
     def last_question_id(self) -> int | None:
-        return next(reversed(self.option_ids), None)
+        return self.questions[-1].id if self.questions else None
 
 
 _layouts: dict[int, VersionLayout] = {}
@@ -61,20 +83,35 @@ _versions_of_questions: dict[int, int] = {}
 
 
 def version_layout(version_id: int) -> VersionLayout:
-    """The version's layout, read once per process: a version never changes (an edited
-    quiz file becomes a new version, and the admin shows versions read-only)."""
+    """The version's layout and content, read once per process: a version never changes (an
+    edited quiz file becomes a new version, and the admin shows versions read-only)."""
     layout = _layouts.get(version_id)
     if layout is None:
-        option_ids: dict[int, list[int]] = {}
-        rows = Option.objects.filter(question__version_id=version_id).order_by(
-            "question__position", "position"
+        questions: dict[int, QuestionContent] = {}
+        title: dict[str, str] = {}
+        rows = (
+            Option.objects.filter(question__version_id=version_id)
+            .select_related("question__version")
+            .order_by("question__position", "position")
         )
-        for question_id, option_id in rows.values_list("question_id", "pk"):
-            option_ids.setdefault(question_id, []).append(option_id)
-        layout = VersionLayout({key: tuple(ids) for key, ids in option_ids.items()})
-        if option_ids:  # never keep a version read before its questions were committed
+        for option in rows:
+            question = option.question
+            title = question.version.title
+            if question.pk not in questions:
+                questions[question.pk] = QuestionContent(
+                    id=question.pk,
+                    position=question.position,
+                    text=question.text,
+                    explanation=question.explanation,
+                    options={},
+                )
+            questions[question.pk].options[option.pk] = OptionContent(
+                id=option.pk, text=option.text, is_correct=option.is_correct
+            )
+        layout = VersionLayout(title, tuple(questions.values()))
+        if questions:  # never keep a version read before its questions were committed
             _layouts[version_id] = layout
-            _versions_of_questions.update(dict.fromkeys(option_ids, version_id))
+            _versions_of_questions.update(dict.fromkeys(questions, version_id))
     return layout
 
 
@@ -184,46 +221,49 @@ class AttemptView:
 
 
 def attempts_of(user: AbstractBaseUser) -> QuerySet[Attempt]:
-    """Only the user's own attempts: every attempt page looks attempts up through this."""
-    return Attempt.objects.filter(user=user).select_related(
-        "quiz_version", "placement", "placement__quiz"
-    )
+    """Only the user's own attempts: every attempt page looks attempts up through this. The
+    pages of the answer loop need nothing joined (the version's content is its layout's)."""
+    return Attempt.objects.filter(user=user)
 
 
 def attempt_view(attempt: Attempt, language: str) -> AttemptView:
     """The attempt's questions in order, options in the attempt's shuffled order, with
     what the student chose. Answers' correctness is only meaningful for answered
-    questions; templates must not reveal it before."""
-    version: QuizVersion = attempt.quiz_version
-    questions = list(version.questions.prefetch_related("options"))
-    responses = {response.question_id: response for response in attempt.responses.all()}
-    total = len(questions)
+    questions; templates must not reveal it before. The content comes from the version's
+    layout (read once per process); only the attempt's answers are read."""
+    layout = version_layout(attempt.quiz_version_id)
+    responses = {
+        question_id: (option_id, is_correct)
+        for question_id, option_id, is_correct in attempt.responses.order_by().values_list(
+            "question_id", "option_id", "is_correct"
+        )
+    }
+    total = layout.question_count
     views = []
-    for question in questions:
-        options_by_id = {option.pk: option for option in question.options.all()}
-        order = attempt.option_order.get(str(question.pk), list(options_by_id))
-        response = responses.get(question.pk)
+    for question in layout.questions:
+        order = attempt.option_order.get(str(question.id), list(question.options))
+        chosen_id, answered_correctly = responses.get(question.id, (None, None))
         views.append(
             QuestionView(
-                id=question.pk,
+                id=question.id,
                 position=question.position,
                 total=total,
                 text=localized(question.text, language),
                 options=[
                     OptionView(
                         id=option_id,
-                        text=localized(options_by_id[option_id].text, language),
-                        is_correct=options_by_id[option_id].is_correct,
-                        chosen=response is not None and response.option_id == option_id,
+                        text=localized(question.options[option_id].text, language),
+                        is_correct=question.options[option_id].is_correct,
+                        chosen=chosen_id == option_id,
                     )
                     for option_id in order
                 ],
                 explanation=localized(question.explanation, language),
-                answered=response is not None,
-                answered_correctly=response.is_correct if response else None,
+                answered=chosen_id is not None,
+                answered_correctly=answered_correctly,
             )
         )
-    return AttemptView(attempt=attempt, title=localized(version.title, language), questions=views)
+    return AttemptView(attempt=attempt, title=localized(layout.title, language), questions=views)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from assessments import selectors, services
 from assessments.errors import AnswerConflict
@@ -195,9 +196,42 @@ def test_a_version_layout_is_read_once_and_in_order(quiz):
         for question in questions
     }
     assert layout.question_count == 8
+    assert layout.title == version.title
+    first = questions[0]
+    assert layout.questions[0].text == first.text
+    assert layout.questions[0].explanation == first.explanation
+    assert [o.is_correct for o in layout.questions[0].options.values()] == [
+        option.is_correct for option in first.options.order_by("position")
+    ]
     # A version whose questions are not visible yet is read again next time.
     assert selectors.version_layout(version.pk + 1000).question_count == 0
     assert version.pk + 1000 not in selectors._layouts
+
+
+@pytest.mark.django_db
+def test_the_pages_of_the_answer_loop_read_no_quiz_content(learner_client, placement):
+    """The question and feedback pages take the version's content from its layout (read once
+    per process); each request reads only the attempt and its answers."""
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)
+    content_tables = ("assessments_question", "assessments_option", "assessments_quizversion")
+    with CaptureQueriesContext(connection) as question_page:
+        page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    learner_client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    with CaptureQueriesContext(connection) as feedback_page:
+        feedback = learner_client.get(reverse("assessments:feedback", args=[attempt.public_id, 1]))
+    assert page.status_code == feedback.status_code == 200
+    assert localized_text(question.text) in page.content.decode()
+    assert localized_text(question.explanation) in feedback.content.decode()
+    read = [q["sql"] for q in question_page.captured_queries + feedback_page.captured_queries]
+    assert not [sql for sql in read if any(f'"{table}"' in sql for table in content_tables)]
+
+
+def localized_text(texts: dict[str, str]) -> str:
+    return escape(texts["en"])
 
 
 @pytest.mark.django_db
