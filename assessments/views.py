@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from gradesync.services import unsyncable_reason
 from lti.access import launch_required, member_placement, staff_placement
-from lti.dynamic_registration import tool_urls
+from lti.dynamic_registration import registration_mode, tool_urls
 from lti.forms import PlacementSettingsForm
 from lti.models import ResourceLink, Role
 from lti.views import tool_base_url
@@ -52,7 +52,11 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "home.html",
-        {"demo_mode": settings.DEMO_MODE, "tool_urls": tool_urls(tool_base_url(request))},
+        {
+            "demo_mode": settings.DEMO_MODE,
+            "tool_urls": tool_urls(tool_base_url(request)),
+            "registration_mode": registration_mode(),
+        },
     )
 
 

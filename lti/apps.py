@@ -6,4 +6,6 @@ class LtiConfig(AppConfig):
     verbose_name = "LTI 1.3"
 
     def ready(self) -> None:
-        from . import backends  # noqa: F401  (its signal receivers keep the user cache true)
+        # Signal receivers: backends keeps the user cache true; middleware bumps the framing
+        # origins' version whenever any process (a command included) saves a registration.
+        from . import backends, middleware  # noqa: F401

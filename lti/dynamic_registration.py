@@ -79,6 +79,14 @@ def tool_urls(tool_base_url: str) -> dict[str, str]:
     }
 
 
+def registration_mode() -> str:
+    """How dynamic registration opens here: "key" (its URL must carry LTI_REGISTRATION_KEY),
+    "open" (a DEBUG run without a key, as `make run`) or "closed"."""
+    if settings.LTI_REGISTRATION_KEY:
+        return "key"
+    return "open" if settings.DEBUG else "closed"
+
+
 def client_registration(tool_base_url: str) -> dict[str, Any]:
     """Our client registration request (LTI DR §3.5.2)."""
     urls = tool_urls(tool_base_url)

@@ -9,11 +9,13 @@ registration page, framed by the platform that is registering)."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import DatabaseError
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -21,10 +23,13 @@ from django.http import HttpRequest, HttpResponse
 
 from .models import Registration
 
-# Kept per process for a minute: a registration saved here clears it at once, one saved
-# by another process is seen within the minute.
+# Kept per process, and checked on every request against a version in the shared cache
+# that any process bumps when a registration changes: a new platform may frame the tool
+# (e.g. its deep-linking picker) at once, in every process. The minute bounds how stale a
+# process can be while the cache is unreachable.
 MEMO_SECONDS = 60
-_memo: dict[str, tuple[float, list[str]]] = {}
+REGISTRATIONS_VERSION_KEY = "lti:registrations:version"
+_memo: dict[str, tuple[object, float, list[str]]] = {}
 
 
 def _origin(url: str) -> str | None:
@@ -33,9 +38,10 @@ def _origin(url: str) -> str | None:
 
 
 def frame_ancestors() -> list[str]:
+    version = cache.get(REGISTRATIONS_VERSION_KEY)
     memo = _memo.get("origins")
-    if memo and memo[0] > time.monotonic():
-        return memo[1]
+    if memo and memo[0] == version and memo[1] > time.monotonic():
+        return memo[2]
     found = set(settings.LTI_FRAME_ANCESTORS)
     try:
         registered = list(
@@ -43,17 +49,18 @@ def frame_ancestors() -> list[str]:
         )
     except DatabaseError:
         # The database is down: keep what was known (the probes must still answer).
-        return memo[1] if memo else sorted(found)
+        return memo[2] if memo else sorted(found)
     for issuer, login_url in registered:
         found.update(filter(None, (_origin(issuer), _origin(login_url))))
     origins = sorted(found)
-    _memo["origins"] = (time.monotonic() + MEMO_SECONDS, origins)
+    _memo["origins"] = (version, time.monotonic() + MEMO_SECONDS, origins)
     return origins
 
 
 @receiver([post_save, post_delete], sender=Registration)
 def _registrations_changed(**kwargs) -> None:
     _memo.clear()
+    cache.set(REGISTRATIONS_VERSION_KEY, secrets.token_hex(8), None)
 
 
 PERMISSIONS_POLICY = ", ".join(

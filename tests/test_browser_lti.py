@@ -62,7 +62,14 @@ def take_one_question(tool) -> None:
 
 
 def test_embedded_launch_with_cookies(embedded, lms):
+    requested = []
+    embedded.on("request", lambda request: requested.append(request.url))
     tool = open_course_page(embedded, lms)
+    expect(tool.get_by_role("button", name="Start the quiz")).to_be_visible()
+    # The launch named a handoff in the landing's address; the page took it out of the
+    # address bar and the history.
+    assert any("handoff=" in url for url in requested)
+    embedded.frame(name="tool").wait_for_function("!location.href.includes('handoff')")
     take_one_question(tool)
     assert LtiUser.objects.get().sub == "stu-embedded"
     assert embedded.evaluate("window.storageLog") == []

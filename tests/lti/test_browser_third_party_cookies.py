@@ -13,52 +13,13 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from assessments.services import load_quiz
 from lti.models import LtiUser
 
-from ..browser import CHROMIUM, CHROMIUM_ARGS
 from ..labs_helpers import small_lab
 from ..lti_platform import ROLE, Platform
+from .launch_helpers import answer_as, plain_http
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def blocking_browser(playwright, live_server, transactional_db, seed_content):
-    """A browser context that blocks third-party cookies (Playwright's contexts do, as
-    Safari does by default), on the live tool with the quiz loaded."""
-    load_quiz(seed_content)
-    browser = playwright.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-    )
-    context = browser.new_context(locale="en-US")
-    try:
-        yield context
-    finally:
-        browser.close()  # closes the context too (a context.close() once hung the suite)
-
-
-@pytest.fixture
-def moodle(live_server, platform_server):
-    """The platform, on 127.0.0.1 (another site than the tool's localhost)."""
-    platform = Platform(platform_server, tool=live_server.url)
-    platform.register_in_tool()
-    platform_server.launch_url = platform.launch_url
-    return platform
-
-
-def plain_http(settings) -> None:
-    """The cookies of a tool served over plain HTTP (SECURE_COOKIES=0): SameSite=Lax."""
-    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
-    settings.LANGUAGE_COOKIE_SECURE = False
-    settings.SESSION_COOKIE_SAMESITE = settings.CSRF_COOKIE_SAMESITE = "Lax"
-    settings.LANGUAGE_COOKIE_SAMESITE = "Lax"
-
-
-def answer_as(moodle: Platform, *, user_id: str, roles: list[str], **claims) -> None:
-    moodle.server.authorize = lambda params: moodle.authorize(
-        params, user_id=user_id, roles=roles, locale="en", **claims
-    )
 
 
 def course_page(context, moodle: Platform, user_id: str):

@@ -1,12 +1,22 @@
 import json
+import os
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from lti import claims as c
-from lti.dynamic_registration import TOOL_DESCRIPTION, TOOL_NAME, tool_urls
+from lti.dynamic_registration import TOOL_DESCRIPTION, TOOL_NAME, registration_mode, tool_urls
 from lti.keys import signing_key
+
+
+def default_base_url() -> str:
+    """LTI_TOOL_URL, or in a DEBUG run (`make run`) the address that run serves."""
+    if settings.LTI_TOOL_URL:
+        return settings.LTI_TOOL_URL
+    if settings.DEBUG:
+        return f"http://127.0.0.1:{os.environ.get('PORT', '8000')}/"
+    return ""
 
 
 class Command(BaseCommand):
@@ -18,8 +28,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument(
             "--base-url",
-            default=settings.LTI_TOOL_URL,
-            help="The tool's public HTTPS base URL (default: LTI_TOOL_URL).",
+            default=default_base_url(),
+            help=(
+                "The tool's public HTTPS base URL (default: LTI_TOOL_URL; in a DEBUG run "
+                "without it, http://127.0.0.1:$PORT/ as `make run` serves)."
+            ),
         )
         parser.add_argument("--format", choices=["moodle", "canvas", "all"], default="all")
 
@@ -29,12 +42,11 @@ class Command(BaseCommand):
                 "Give --base-url https://your-tool.example.edu/ or set LTI_TOOL_URL."
             )
         urls = tool_urls(base_url)
-        key = settings.LTI_REGISTRATION_KEY
-        registration_url = (
-            f"{urls['register']}?{urlencode({'key': key})}"
-            if key
-            else f"{urls['register']} (set LTI_REGISTRATION_KEY to enable it outside DEBUG)"
-        )
+        registration_url = {
+            "key": f"{urls['register']}?{urlencode({'key': settings.LTI_REGISTRATION_KEY})}",
+            "open": f"{urls['register']} (open without a key while DEBUG is on)",
+            "closed": "closed: set LTI_REGISTRATION_KEY to open it",
+        }[registration_mode()]
         signing_key()  # the JWKS must have a key before a platform fetches it
         if format in ("moodle", "all"):
             self.stdout.write(
