@@ -246,7 +246,7 @@ def generate_demo_lab_runs(
             timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
             memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
         )
-        if outcome.kind == "measured":
+        if outcome.kind == execution.OutcomeKind.MEASURED:
             measured.append((policy, outcome))
     if not measured:
         raise DemoLabError("the runner measured none of the demo policies")

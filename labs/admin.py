@@ -23,7 +23,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(LabSchedule)
 class LabScheduleAdmin(ReadOnlyAdmin):
     """Read-only here: the course's instructors set the schedule on the lab's manage page,
-    where a change regrades the class and re-marks late runs."""
+    where a change regrades the class (late runs follow the due time in force)."""
 
     list_display = ["placement", "opens_at", "due_at", "closes_at", "late_policy"]
 

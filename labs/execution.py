@@ -14,6 +14,7 @@ import resource
 import subprocess
 import sys
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,15 @@ EXIT_INVALID = 2  # labs.runner.__main__.EXIT_INVALID, without importing torch h
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+class OutcomeKind(StrEnum):
+    MEASURED = "measured"  # with the figures
+    REJECTED = "rejected"  # the policy is at fault: with the runner's reason
+    INFRASTRUCTURE = "infrastructure"  # the machine is at fault: with what went wrong
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """``measured`` with the figures, ``rejected`` with the runner's reason, or
-    ``infrastructure`` with what went wrong on the machine."""
-
-    kind: str
+    kind: OutcomeKind
     result: dict[str, Any] | None = None
     message: str = ""
 
@@ -88,24 +92,28 @@ def execute(
             start_new_session=True,
         )
     except subprocess.TimeoutExpired:
-        return Outcome("infrastructure", message=f"the run took longer than {timeout_seconds:g} s")
+        return Outcome(
+            OutcomeKind.INFRASTRUCTURE, message=f"the run took longer than {timeout_seconds:g} s"
+        )
     except OSError as error:
-        return Outcome("infrastructure", message=f"the runner could not start: {error}")
+        return Outcome(OutcomeKind.INFRASTRUCTURE, message=f"the runner could not start: {error}")
     if finished.returncode == EXIT_INVALID:
         try:
             reason = json.loads(finished.stdout)["error"]
         except (ValueError, KeyError, TypeError):
-            return Outcome("infrastructure", message=_tail(finished.stderr or finished.stdout))
-        return Outcome("rejected", message=str(reason))
+            return Outcome(
+                OutcomeKind.INFRASTRUCTURE, message=_tail(finished.stderr or finished.stdout)
+            )
+        return Outcome(OutcomeKind.REJECTED, message=str(reason))
     if finished.returncode != 0:
         how = (
             f"killed by signal {-finished.returncode}"
             if finished.returncode < 0
             else f"exit status {finished.returncode}"
         )
-        return Outcome("infrastructure", message=f"{how}: {_tail(finished.stderr)}")
+        return Outcome(OutcomeKind.INFRASTRUCTURE, message=f"{how}: {_tail(finished.stderr)}")
     try:
         result = json.loads(finished.stdout)
     except ValueError:
-        return Outcome("infrastructure", message="the runner printed no result")
-    return Outcome("measured", result=result)
+        return Outcome(OutcomeKind.INFRASTRUCTURE, message="the runner printed no result")
+    return Outcome(OutcomeKind.MEASURED, result=result)

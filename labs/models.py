@@ -106,6 +106,17 @@ class RunStatus(models.TextChoices):
     INFRASTRUCTURE_FAILED = "infrastructure_failed", _("Could not be run")
 
 
+class LabRunManager(models.Manager["LabRun"]):
+    def get_queryset(self) -> models.QuerySet[LabRun]:
+        """Every run read says whether it is late: submitted after the due time in force
+        (its placement's schedule), derived when read, so a moved due time needs no
+        re-marking. A subquery, not a join, so that runs can still be locked."""
+        due_before = LabSchedule.objects.filter(
+            pk=models.OuterRef("placement_id"), due_at__lt=models.OuterRef("submitted_at")
+        )
+        return super().get_queryset().annotate(is_late=models.Exists(due_before))
+
+
 class LabRun(models.Model):
     """One submitted policy and its execution. Runs are idempotent: a worker claims a run
     with a lease, and only the holder of the current lease records the outcome."""
@@ -120,9 +131,6 @@ class LabRun(models.Model):
     number = models.PositiveIntegerField(help_text="1 for the student's first run here.")
     policy = models.JSONField(help_text="The policy as the student submitted it.")
     submitted_at = models.DateTimeField()
-    # Submitted after the due time in force: set at submission, and again for every run of
-    # the placement when the due time moves (labs.services.update_schedule).
-    is_late = models.BooleanField(default=False)
     status = models.CharField(max_length=24, choices=RunStatus.choices, default=RunStatus.QUEUED)
     execution_attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(help_text="When the run may be (re)tried.")
@@ -138,6 +146,8 @@ class LabRun(models.Model):
     )
     error = models.TextField(blank=True, help_text="Why the run was refused or could not run.")
 
+    objects = LabRunManager()
+
     class Meta:
         ordering = ["submitted_at", "pk"]
         constraints = [
@@ -147,3 +157,20 @@ class LabRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.number} of {self.user} on {self.placement}"
+
+    @property
+    def is_late(self) -> bool:
+        """Submitted after the due time in force. Runs read through ``LabRun.objects`` carry
+        it (LabRunManager); a run just created reads its schedule once."""
+        if "_is_late" not in self.__dict__:
+            due_at = (
+                LabSchedule.objects.filter(pk=self.placement_id)
+                .values_list("due_at", flat=True)
+                .first()
+            )
+            self._is_late = due_at is not None and self.submitted_at > due_at
+        return self._is_late
+
+    @is_late.setter
+    def is_late(self, value: bool) -> None:  # the manager's annotation
+        self._is_late = value

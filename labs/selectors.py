@@ -6,18 +6,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import models
 from django.db.models import Q, QuerySet
 
 from assessments.grading import ComputedGrade
-from assessments.models import Grade
+from assessments.models import Grade, GradingMethod
 from lti.models import ResourceLink
 
 from .grading import GradedRun, lab_grade
-from .models import LabRun, LabSchedule, RunStatus
+from .models import LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.spec import REFERENCE_VERSION
 
 # A lab is graded from its best or its last run.
-LAB_METHODS = ("highest", "last")
+LAB_METHODS = (GradingMethod.HIGHEST, GradingMethod.LAST)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class LabRules:
     closes_at: datetime | None
     max_runs: int
     grading_method: str
-    late_policy: str
+    late_policy: LatePolicy
     late_penalty_percent: int
 
 
@@ -47,21 +48,28 @@ def lab_policy(placement: ResourceLink) -> LabRules:
         grading_method=schedule.grading_method
         or (placement.grading_method if placement.grading_method in LAB_METHODS else "")
         or lab.grading_method,
-        late_policy=schedule.late_policy,
+        late_policy=LatePolicy(schedule.late_policy),
         late_penalty_percent=schedule.late_penalty_percent,
     )
 
 
-def submission_window(rules: LabRules, now: datetime) -> str:
-    """``not_open``, ``open``, ``late`` (past due, late runs accepted) or ``closed``;
-    labs.services.submit_run refuses runs by it."""
+class SubmissionWindow(models.TextChoices):
+    NOT_OPEN = "not_open"
+    OPEN = "open"
+    LATE = "late"  # past due, late runs accepted
+    CLOSED = "closed"
+
+
+def submission_window(rules: LabRules, now: datetime) -> SubmissionWindow:
+    """Whether runs are accepted now; labs.services.submit_run refuses runs by it."""
     if rules.opens_at and now < rules.opens_at:
-        return "not_open"
+        return SubmissionWindow.NOT_OPEN
     if rules.closes_at and now >= rules.closes_at:
-        return "closed"
+        return SubmissionWindow.CLOSED
     if rules.due_at and now > rules.due_at:
-        return "closed" if rules.late_policy == "refuse" else "late"
-    return "open"
+        late_refused = rules.late_policy == LatePolicy.REFUSE
+        return SubmissionWindow.CLOSED if late_refused else SubmissionWindow.LATE
+    return SubmissionWindow.OPEN
 
 
 def runs_of(user: Any, placement: ResourceLink) -> QuerySet[LabRun]:
@@ -185,7 +193,7 @@ def submissions_end(rules: LabRules) -> datetime | None:
     are refused; None while runs are accepted without an end."""
     if rules.closes_at:
         return rules.closes_at
-    if rules.due_at and rules.late_policy == "refuse":
+    if rules.due_at and rules.late_policy == LatePolicy.REFUSE:
         return rules.due_at
     return None
 

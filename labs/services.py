@@ -13,7 +13,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Q, QuerySet, When
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -29,7 +29,14 @@ from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy, policy_text
 from .runner.spec import REFERENCE_VERSION
-from .selectors import LabRules, lab_grades, lab_policy, runs_left, submission_window
+from .selectors import (
+    LabRules,
+    SubmissionWindow,
+    lab_grades,
+    lab_policy,
+    runs_left,
+    submission_window,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +100,7 @@ def ensure_reference(lab: Lab) -> dict:
         timeout_seconds=settings.LAB_RUN_TIMEOUT_SECONDS,
         memory_cap_bytes=settings.LAB_MEMORY_CAP_BYTES,
     )
-    if outcome.kind != "measured" or not outcome.result:
+    if outcome.kind != execution.OutcomeKind.MEASURED or not outcome.result:
         raise ReferenceUnavailable(outcome)
     Lab.objects.filter(pk=lab.pk).update(reference=outcome.result)
     lab.reference = outcome.result
@@ -136,12 +143,6 @@ def update_schedule(
         getattr(schedule, name) != before for name, before in previous.items() if name in grading
     )
     schedule.save()
-    if schedule.due_at != previous.get("due_at", schedule.due_at):
-        # Lateness is against the due time in force: a deadline moved later helps runs
-        # already made, one moved earlier makes them late.
-        LabRun.objects.filter(placement=placement).update(
-            is_late=Case(When(submitted_at__gt=due, then=True), default=False) if due else False
-        )
     regrade = None
     if rules_changed:  # the class is graded by one set of rules
         regrade = recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
@@ -223,14 +224,15 @@ def submit_run(
     except PolicyError as error:
         raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
     with transaction.atomic():
-        # The schedule's row first, as update_schedule takes it: a due time moved meanwhile
-        # waits for this run and then re-marks it too, and the two lock in the same order.
-        LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
+        if placement.context.is_demo:
+            # Demo submissions of the lab are serialised on its schedule's row, so that two
+            # of them cannot both pass the queue's cap.
+            LabSchedule.objects.select_for_update().get(pk=ensure_schedule(placement).pk)
         rules = lab_policy(placement)
         window = submission_window(rules, now)
-        if window == "not_open":
+        if window == SubmissionWindow.NOT_OPEN:
             raise LabNotOpen(_("This lab is not open yet."))
-        if window == "closed":
+        if window == SubmissionWindow.CLOSED:
             past_closing = rules.closes_at and now >= rules.closes_at
             raise LabNotOpen(
                 _("This lab is closed.")
@@ -256,7 +258,6 @@ def submit_run(
                     number=number,
                     policy=policy,
                     submitted_at=now,
-                    is_late=window == "late",
                     next_attempt_at=now,
                 )
         except IntegrityError:
@@ -338,7 +339,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
     now = timezone.now()
     current.lease_token = None
     current.lease_until = None
-    if outcome.kind == "measured":
+    if outcome.kind == execution.OutcomeKind.MEASURED:
         result = outcome.result or {}
         current.status = RunStatus.SUCCEEDED
         current.result = result
@@ -346,7 +347,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
         current.score = Decimal(str(result.get("score", 0))).quantize(Decimal("0.0001"))
         current.error = ""
         current.finished_at = now
-    elif outcome.kind == "rejected":
+    elif outcome.kind == execution.OutcomeKind.REJECTED:
         current.status = RunStatus.REJECTED
         current.error = outcome.message
         current.finished_at = now
@@ -390,10 +391,11 @@ def refresh_lab_grade(
 ) -> Grade | None:
     """The student's lab grade from their measured runs, by the schedule's grading method,
     run limit and late policy; queued for the gradebook when it changes."""
-    rules = rules or lab_policy(placement)
     # Serialise refreshes of one student's grade (a run finishing while the due time is
-    # settled) before reading the runs, so the later refresh sees the later runs.
+    # settled or moved) before reading the rules and the runs, so the later refresh sees
+    # the later runs and the due time in force.
     Grade.objects.select_for_update().filter(user=user, placement=placement).first()
+    rules = rules or lab_policy(placement)
     computed = lab_grades(placement, rules, user_id=user.pk).get(user.pk)
     if computed is None:
         return None

@@ -21,7 +21,8 @@ from lti.models import ResourceLink, Role
 
 from . import selectors, services
 from .forms import PolicyForm, ScheduleForm
-from .models import LabRun
+from .models import LabRun, LatePolicy, RunStatus
+from .selectors import SubmissionWindow
 
 
 def _chart_labels() -> dict[str, str]:
@@ -47,6 +48,8 @@ def _render_placement(
         "instructions": localized(lab.instructions, language),
         "rules": rules,
         "window": selectors.submission_window(rules, timezone.now()),
+        "SubmissionWindow": SubmissionWindow,
+        "LatePolicy": LatePolicy,
         "form": form,
         "blocks": range(lab.blocks),
         "runs": runs,
@@ -104,7 +107,8 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
         "queue_position": selectors.queue_position(run),
         "report": selectors.run_report(run),
         "chart": selectors.run_chart(result, _chart_labels()) if result else None,
-        "is_pending": run.status in ("queued", "running"),
+        "is_pending": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+        "RunStatus": RunStatus,
         "optimal_policy": selectors.optimal_policy(
             run.placement, timezone.now(), staff=found[1] == Role.STAFF
         ),

@@ -393,17 +393,23 @@ LAB_RESULT = {
 }
 
 
+# A due time an hour ago, to the minute (as the manage page's form shows and posts it back).
+DUE_AT = timezone.now().replace(second=0, microsecond=0) - timedelta(hours=1)
+
+
 def measured(placement, user, score: str, *, number: int = 1, late: bool = False) -> LabRun:
-    now = timezone.now()
+    """A measured run before the due time, or after it (the placement is then due at
+    DUE_AT): lateness is derived from the due time in force."""
+    if late:
+        LabSchedule.objects.update_or_create(placement=placement, defaults={"due_at": DUE_AT})
     run = LabRun.objects.create(
         placement=placement,
         user=user,
         number=number,
         policy={"kind": "sqrt"},
-        submitted_at=now - timedelta(minutes=10 - number),
-        next_attempt_at=now,
+        submitted_at=DUE_AT + timedelta(minutes=number if late else number - 10),
+        next_attempt_at=timezone.now(),
         status=RunStatus.SUCCEEDED,
-        is_late=late,
         score=Decimal(score),
         device="cpu",
         result={**LAB_RESULT, "score": float(score)},
@@ -506,6 +512,8 @@ def test_a_lab_rule_change_regrades_at_once_and_says_how_many_changed(fake_lms):
     deliver_pending()
     assert grade_of(tardy, placement).score_given == 80
     form = {"late_policy": "penalty", "late_penalty_percent": "25", "grading_method": ""}
+    manage = client_of(teacher).get(reverse("labs:manage", args=[placement.pk])).content.decode()
+    form["due_at"] = re.search(r'name="due_at"[^>]*value="([^"]+)"', manage).group(1)
     page = client_of(teacher).post(reverse("labs:manage", args=[placement.pk]), form, follow=True)
     assert page.status_code == 200
     assert "1 grade changed" in page.content.decode()

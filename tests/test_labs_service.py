@@ -421,7 +421,7 @@ def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, course):
     learner, _ = course
     now = timezone.now()
     services.update_schedule(placed, due_at=now - timedelta(hours=1), late_policy="refuse")
-    measured_run(placed, learner.user, 1, now, is_late=True, score=Decimal("0.8"))
+    measured_run(placed, learner.user, 1, now, score=Decimal("0.8"))
     services.refresh_lab_grade(user=learner.user, placement=placed)
     assert Grade.objects.get(user=learner.user).score_given == 0  # late, refused
     page = launched_client(learner)
@@ -507,9 +507,9 @@ def test_the_lab_page_says_when_runs_are_not_accepted(placed, course):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_submitted_while_the_due_time_moves_is_marked_by_the_new_one(quiz, monkeypatch):
-    """A submission waits on the schedule's row while a change to it is uncommitted, then
-    reads the new due time; it neither keeps the old mark nor deadlocks with the re-marking."""
+def test_a_run_submitted_while_the_due_time_moves_is_late_by_the_new_one(quiz, monkeypatch):
+    """A submission made while a move of the due time is uncommitted is judged by the due
+    time in force once that commits: lateness is read, not stored at submission."""
     monkeypatch.setattr(jobs, "send", lambda task_name, run_id, **when: True)
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
@@ -523,31 +523,8 @@ def test_a_run_submitted_while_the_due_time_moves_is_marked_by_the_new_one(quiz,
     assert run.is_late and LabRun.objects.get().is_late
 
 
-@pytest.mark.django_db
-def test_the_migration_marks_runs_late_by_the_due_time_in_force(placed, course):
-    """Runs made before a due time moved kept the mark from their submission; the migration
-    sets every run's mark from its placement's due time."""
-    from importlib import import_module
-
-    from django.apps import apps
-
-    migration = import_module("labs.migrations.0002_runs_late_by_the_due_time_in_force")
-    learner, _ = course
-    now = timezone.now()
-    LabSchedule.objects.update_or_create(placement=placed, defaults={"due_at": now})
-    for number, minutes, stale_mark in ((1, -5, True), (2, 5, False)):
-        measured_run(
-            placed, learner.user, number, now + timedelta(minutes=minutes), is_late=stale_mark
-        )
-    migration.mark_late_by_the_due_time_in_force(apps, None)
-    assert dict(LabRun.objects.values_list("number", "is_late")) == {1: False, 2: True}
-    LabSchedule.objects.filter(placement=placed).update(due_at=None)
-    migration.mark_late_by_the_due_time_in_force(apps, None)
-    assert not LabRun.objects.filter(is_late=True).exists()
-
-
 def test_schedules_and_runs_are_not_edited_in_the_admin(placed, course, client):
-    """The admin would bypass the regrade and the late marks; it shows them only."""
+    """The admin would bypass the regrade; it shows schedules and runs only."""
     from django.contrib.auth import get_user_model
 
     learner, _ = course
