@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..workers import PrivateRedis
+from tests.workers import PrivateRedis
 
 
 @pytest.fixture

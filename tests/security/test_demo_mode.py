@@ -16,9 +16,8 @@ from django.contrib.auth import get_user_model
 from labs.models import LabRun, RunStatus
 from lti.models import Role
 from lti.services import enrol_demo_member
-
-from ..labs_helpers import lab_placement, small_lab
-from ..quiz_helpers import launched_client
+from tests.labs_helpers import lab_placement, small_lab
+from tests.quiz_helpers import launched_client
 
 SHOW = "import django; django.setup(); from django.conf import settings as s; print(s.DEMO_MODE)"
 

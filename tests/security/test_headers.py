@@ -14,8 +14,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from lti.models import Registration
-
-from ..lti_platform import ROLE, launch
+from tests.lti_platform import ROLE, launch
 
 pytestmark = pytest.mark.django_db
 

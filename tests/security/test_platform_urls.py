@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lti.http import platform_url_ok
-
-from ..lti_platform import ROLE, Platform, standard_claims, start_login
+from tests.lti_platform import ROLE, Platform, standard_claims, start_login
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,8 @@ from django.urls import reverse
 from assessments.models import Response
 from lti.models import Membership, ResourceLink, Role
 from lti.services import enrol_demo_member
-
-from ..lti_platform import ROLE, start_login
-from ..quiz_helpers import answer_all, launched_client, start
+from tests.lti_platform import ROLE, start_login
+from tests.quiz_helpers import answer_all, launched_client, start
 
 pytestmark = pytest.mark.django_db
 

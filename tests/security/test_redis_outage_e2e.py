@@ -15,10 +15,9 @@ from django.conf import settings
 
 from assessments.models import Attempt, Option, Response
 from gradesync.models import GradeSync, SyncState
-
-from ..gradebook import graded_placement, student
-from ..quiz_helpers import OPTION_IDS, QUESTION_ID, launched_client
-from ..workers import (
+from tests.gradebook import graded_placement, student
+from tests.quiz_helpers import OPTION_IDS, QUESTION_ID, launched_client
+from tests.workers import (
     PrivateRedis,
     Supervised,
     _env,
@@ -27,7 +26,7 @@ from ..workers import (
     start_worker,
     wait_until,
 )
-from ..workers import stop as stop_process
+from tests.workers import stop as stop_process
 
 CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 

@@ -1,0 +1,364 @@
+"""The answer as one statement, the checked path behind it, and the cached session user:
+the fast paths of a quiz answer give the same results as the careful ones."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+
+from assessments import selectors, services
+from assessments.errors import AnswerConflict
+from assessments.models import Attempt, AttemptState, Question
+from lti.backends import CachedUserBackend
+from lti.services import enrol_demo_member
+from ops.cache import RedisCache
+from tests.quiz_helpers import current_form, launched_client, start
+from tests.threads import hold_uncommitted
+
+
+@pytest.mark.django_db
+def test_an_answer_that_does_not_finish_the_attempt_is_one_statement(learner_client, placement):
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)  # the user is cached now
+    with CaptureQueriesContext(connection) as queries:
+        response = learner_client.post(
+            reverse("assessments:answer", args=[attempt.public_id]),
+            {"question": question.pk, "option": option_ids[0]},
+        )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("assessments:feedback", args=[attempt.public_id, 1])
+    statements = [query["sql"].lstrip().split()[0] for query in queries.captured_queries]
+    # (the test runs in a transaction, so the statement has a savepoint around it)
+    assert [verb for verb in statements if verb not in ("SAVEPOINT", "RELEASE")] == ["WITH"]
+    assert attempt.responses.get().option_id == option_ids[0]
+
+
+@pytest.mark.django_db
+def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
+    """A whole attempt through each path: the same answers, the same finished attempt, the
+    same grade (the statement finishes the attempt in the last answer's transaction)."""
+    now = timezone.now()
+    outcomes = []
+    for record in (services._record_next_answer, services._record_answer_checked):
+        user = enrol_demo_member().user
+        attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
+        Attempt.objects.filter(pk=attempt.pk).update(started_at=now - timedelta(seconds=90.5))
+        for question in attempt.quiz_version.questions.order_by("position"):
+            option = question.options.filter(is_correct=question.position % 3 == 0).first()
+            answered_at = now + timedelta(seconds=question.position * 30)
+            answered = record(user, attempt.public_id, question.pk, option.pk, answered_at)
+            assert answered == services.Answered(position=question.position)
+        attempt.refresh_from_db()
+        grade = user.quiz_grades.get(placement=placement)
+        outcomes.append(
+            {
+                "responses": list(
+                    attempt.responses.order_by("question__position").values_list(
+                        "question_id", "option_id", "is_correct", "answered_at", "seconds_spent"
+                    )
+                ),
+                "attempt": (attempt.state, attempt.score, attempt.finished_at),
+                "flags": (attempt.is_last_finished, attempt.is_highest),
+                "grade": (grade.score_given, grade.score_maximum, grade.attempt_count),
+            }
+        )
+    assert outcomes[0] == outcomes[1]
+    # 90.5 s + 30 s rounds half up in both paths (Python's round() would give 120)
+    assert [row[4] for row in outcomes[0]["responses"]] == [121] + [30] * 7
+    assert outcomes[0]["attempt"] == (AttemptState.FINISHED, 2, now + timedelta(seconds=240))
+    assert outcomes[0]["flags"] == (True, True)
+
+
+@pytest.mark.django_db
+def test_the_last_answer_is_the_statement_and_the_finish_in_one_transaction(learner, placement):
+    attempt = services.start_or_resume_attempt(user=learner, placement=placement, language="en")
+    questions = list(attempt.quiz_version.questions.order_by("position"))
+    for question in questions:
+        option = question.options.first()
+        with CaptureQueriesContext(connection) as queries:
+            services.submit_answer(
+                user=learner,
+                attempt_public_id=attempt.public_id,
+                question_id=question.pk,
+                option_id=option.pk,
+            )
+    statements = [query["sql"].lstrip() for query in queries.captured_queries]
+    # (the test runs in a transaction: savepoints stand for BEGIN and COMMIT)
+    work = [sql for sql in statements if not sql.startswith(("SAVEPOINT", "RELEASE"))]
+    assert work[0].startswith("WITH")
+    assert work[2].startswith('UPDATE "assessments_attempt" SET "score" = ')
+    # The checked path would look the attempt up by its public id under a lock.
+    assert not any(sql.startswith("SELECT") and '."public_id" = ' in sql for sql in work)
+    attempt.refresh_from_db()
+    assert attempt.is_finished and attempt.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
+    attempt = services.start_or_resume_attempt(user=learner, placement=placement, language="en")
+    for question in attempt.quiz_version.questions.order_by("position"):
+        option = question.options.filter(is_correct=question.position % 2 == 1).first()
+        services.submit_answer(
+            user=learner,
+            attempt_public_id=attempt.public_id,
+            question_id=question.pk,
+            option_id=option.pk,
+        )
+    attempt.refresh_from_db()
+    assert attempt.is_finished and attempt.score == 4 and attempt.is_last_finished
+    assert learner.quiz_grades.get(placement=placement).score_given == 4
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("position", "refusal"),
+    [(1, "already answered"), (8, "This attempt is finished")],
+)
+def test_two_answers_racing_for_one_question_record_one(quiz, position, refusal):
+    """The first answer holds its row (for the last question, the finished attempt too)
+    uncommitted; the second statement waits on the unique index, fails when the first
+    commits, and the checked path says why."""
+    membership = enrol_demo_member()
+    user, placement = membership.user, membership.context.resource_links.get()
+    attempt = services.start_or_resume_attempt(user=user, placement=placement, language="en")
+    questions = list(attempt.quiz_version.questions.order_by("position"))
+
+    def answer(question, option) -> services.Answered:
+        return services.submit_answer(
+            user=user,
+            attempt_public_id=attempt.public_id,
+            question_id=question.pk,
+            option_id=option.pk,
+        )
+
+    for earlier in questions[: position - 1]:
+        answer(earlier, earlier.options.first())
+    question = questions[position - 1]
+    first, second = question.options.order_by("position")[:2]
+    committed = hold_uncommitted(lambda: answer(question, first))
+    with pytest.raises(AnswerConflict, match=refusal):
+        answer(question, second)
+    committed()
+    assert attempt.responses.get(question=question).option_id == first.pk
+    assert attempt.responses.count() == position
+    assert user.quiz_grades.filter(placement=placement).count() == (position == 8)
+
+
+@pytest.mark.django_db
+def test_the_session_user_comes_from_the_cache_and_leaves_it_when_saved(learner_membership):
+    client = launched_client(learner_membership)
+    page = reverse(
+        "assessments:placement", args=[learner_membership.context.resource_links.get().pk]
+    )
+    assert client.get(page).status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(page).status_code == 200
+    assert not any('"auth_user"' in query["sql"] for query in queries.captured_queries)
+
+    user = learner_membership.user
+    user.is_active = False
+    user.save()
+    refused = client.get(page)
+    assert refused.status_code == 403
+    assert "You are not signed in" in refused.content.decode()
+
+    user.delete()
+    assert client.get(page).status_code == 403
+
+
+def test_the_cache_keeps_one_redis_client_per_pool():
+    client = cache._cache.get_client(write=True)
+    assert cache._cache.get_client(write=True) is client
+    cache.set("answer-path-probe", {"kept": True}, 5)
+    assert cache.get("answer-path-probe") == {"kept": True}
+
+
+@pytest.mark.django_db
+def test_a_version_layout_is_read_once_and_in_order(quiz):
+    version = quiz.current_version
+    selectors._layouts.pop(version.pk, None)
+    with CaptureQueriesContext(connection) as queries:
+        layout = selectors.version_layout(version.pk)
+        assert selectors.version_layout(version.pk) is layout
+    assert len(queries.captured_queries) == 1
+    questions = version.questions.order_by("position").prefetch_related("options")
+    assert layout.option_ids == {
+        question.pk: tuple(option.pk for option in question.options.order_by("position"))
+        for question in questions
+    }
+    assert layout.question_count == 8
+    assert layout.title == version.title
+    first = questions[0]
+    assert layout.questions[0].text == first.text
+    assert layout.questions[0].explanation == first.explanation
+    assert [o.is_correct for o in layout.questions[0].options.values()] == [
+        option.is_correct for option in first.options.order_by("position")
+    ]
+    # A version whose questions are not visible yet is read again next time.
+    assert selectors.version_layout(version.pk + 1000).question_count == 0
+    assert version.pk + 1000 not in selectors._layouts
+
+
+@pytest.mark.django_db
+def test_the_pages_of_the_answer_loop_read_no_quiz_content(learner_client, placement):
+    """The question and feedback pages take the version's content from its layout (read once
+    per process); each request reads only the attempt and its answers."""
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)
+    content_tables = ("assessments_question", "assessments_option", "assessments_quizversion")
+    with CaptureQueriesContext(connection) as question_page:
+        page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    learner_client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    with CaptureQueriesContext(connection) as feedback_page:
+        feedback = learner_client.get(reverse("assessments:feedback", args=[attempt.public_id, 1]))
+    assert page.status_code == feedback.status_code == 200
+    assert localized_text(question.text) in page.content.decode()
+    assert localized_text(question.explanation) in feedback.content.decode()
+    read = [q["sql"] for q in question_page.captured_queries + feedback_page.captured_queries]
+    assert not [sql for sql in read if any(f'"{table}"' in sql for table in content_tables)]
+
+
+def localized_text(texts: dict[str, str]) -> str:
+    return escape(texts["en"])
+
+
+@pytest.mark.django_db
+def test_counted_flags_follow_the_last_and_the_highest_attempt(learner, placement):
+    def finished(number: int, score: int) -> Attempt:
+        return Attempt.objects.create(
+            user=learner,
+            placement=placement,
+            quiz_version=placement.quiz.current_version,
+            number=number,
+            state=AttemptState.FINISHED,
+            language="en",
+            option_order={},
+            score=score,
+            max_score=8,
+        )
+
+    def flags() -> dict[int, tuple[bool, bool]]:
+        rows = Attempt.objects.filter(user=learner).values_list(
+            "number", "is_last_finished", "is_highest"
+        )
+        return {number: (last, highest) for number, last, highest in rows}
+
+    def attempt_statements(statements: list[dict]) -> list[str]:
+        return [s["sql"] for s in statements if '"assessments_attempt"' in s["sql"]]
+
+    for number, score in ((1, 5), (2, 7), (3, 7)):
+        finished(number, score)
+    services.refresh_grade(user=learner, placement=placement)
+    # The highest of equal scores is the earliest.
+    assert flags() == {1: (False, False), 2: (False, True), 3: (True, False)}
+    with CaptureQueriesContext(connection) as queries:
+        grade = services.refresh_grade(user=learner, placement=placement)
+    # One locked read of the attempts gives the flags and the grade; unchanged flags are
+    # not written.
+    (read,) = attempt_statements(queries.captured_queries)
+    assert read.startswith("SELECT") and read.endswith("FOR UPDATE")
+    assert grade.attempt_count == 3
+
+    finished(4, 8)
+    services.refresh_grade(user=learner, placement=placement)
+    assert flags() == {1: (False, False), 2: (False, False), 3: (False, False), 4: (True, True)}
+
+
+@pytest.mark.django_db
+def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
+    """Should a version's order change under a process's cached layout, the statement still
+    finishes an attempt only with the answer to its last position."""
+    attempt = services.start_or_resume_attempt(user=learner, placement=placement, language="en")
+    questions = list(attempt.quiz_version.questions.order_by("position"))
+    assert selectors.is_last_question(questions[7].pk)  # the layout is cached now
+    try:
+        for question in questions[:6]:
+            services.submit_answer(
+                user=learner,
+                attempt_public_id=attempt.public_id,
+                question_id=question.pk,
+                option_id=question.options.first().pk,
+            )
+        seventh, eighth = questions[6], questions[7]
+        Question.objects.filter(pk=seventh.pk).update(position=100)
+        Question.objects.filter(pk=eighth.pk).update(position=7)
+        Question.objects.filter(pk=seventh.pk).update(position=8)
+        services.submit_answer(
+            user=learner,
+            attempt_public_id=attempt.public_id,
+            question_id=eighth.pk,  # now at position 7, still "last" to the cached layout
+            option_id=eighth.options.first().pk,
+        )
+        attempt.refresh_from_db()
+        assert attempt.responses.count() == 7 and not attempt.is_finished
+    finally:
+        selectors._layouts.pop(attempt.quiz_version_id, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_user_deactivated_in_a_transaction_leaves_the_cache_when_it_commits(quiz):
+    """A request that reads the user while the deactivation is uncommitted caches the old
+    row; the commit drops it again."""
+    user = enrol_demo_member().user
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk) == user
+
+    def deactivate() -> None:
+        user.is_active = False
+        user.save()
+
+    committed = hold_uncommitted(deactivate)
+    assert backend.get_user(user.pk).is_active  # the committed row, cached again
+    committed()
+    assert backend.get_user(user.pk) is None
+
+
+@pytest.mark.django_db
+def test_without_the_cache_the_user_comes_from_the_database(learner, monkeypatch):
+    unreachable = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.2}})
+    monkeypatch.setattr("lti.backends.cache", unreachable)
+    assert CachedUserBackend().get_user(learner.pk) == learner
+    learner.first_name = "Renamed"
+    learner.save()  # the invalidation fails quietly
+    assert CachedUserBackend().get_user(learner.pk).first_name == "Renamed"
+
+
+@pytest.mark.django_db
+def test_an_administrator_signs_in_with_one_password_check(client, monkeypatch):
+    """The cached backend checks no passwords: a wrong one is hashed once, not once per
+    listed backend, and the right one still opens the admin site."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    get_user_model().objects.create_superuser("admin", "admin@example.edu", "correct horse")
+    checked = []
+    real_check = AbstractBaseUser.check_password
+
+    def counted(user: AbstractBaseUser, raw: str) -> bool:
+        checked.append(raw)
+        return real_check(user, raw)
+
+    monkeypatch.setattr(AbstractBaseUser, "check_password", counted)
+    form = {"username": "admin", "password": "wrong", "next": "/admin/"}
+    refused = client.post("/admin/login/", form)
+    assert refused.status_code == 200 and "correct username and password" in refused.text
+    assert checked == ["wrong"]
+
+    signed_in = client.post("/admin/login/", {**form, "password": "correct horse"})
+    assert signed_in.status_code == 302
+    assert client.get("/admin/").status_code == 200
+    assert client.session["_auth_user_backend"] == "django.contrib.auth.backends.ModelBackend"
+    # Django's async sign-in does not go through authenticate(): refused there too.
+    credentials = {"username": "admin", "password": "correct horse"}
+    assert asyncio.run(CachedUserBackend().aauthenticate(None, **credentials)) is None

@@ -1,0 +1,178 @@
+"""Bad input gets a 4xx with a clear message and changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessments.models import Attempt, Grade, Option, Question, Response
+from lti.services import enrol_demo_member
+from tests.quiz_helpers import current_form, launched_client, start
+
+pytestmark = pytest.mark.django_db
+
+
+def snapshot() -> dict:
+    return {
+        "attempts": list(Attempt.objects.order_by("pk").values()),
+        "responses": list(Response.objects.order_by("pk").values()),
+        "grades": list(Grade.objects.order_by("pk").values()),
+    }
+
+
+@pytest.fixture
+def attempt_with_one_answer(learner_client, placement) -> Attempt:
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)
+    learner_client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    return attempt
+
+
+def post_answer(client: Client, attempt: Attempt, data: dict):
+    return client.post(reverse("assessments:answer", args=[attempt.public_id]), data)
+
+
+def test_answer_to_a_question_outside_the_attempt(learner_client, attempt_with_one_answer, quiz):
+    from assessments.models import QuizVersion
+
+    other_version = QuizVersion.objects.create(
+        quiz=quiz, number=99, content_hash="x", title={}, intro={}, source_language="en"
+    )
+    foreign = Question.objects.create(
+        version=other_version, position=2, key="q2", source_language="en", text={}, explanation={}
+    )
+    foreign_option = Option.objects.create(question=foreign, position=1, key="a", text={})
+    before = snapshot()
+    response = post_answer(
+        learner_client,
+        attempt_with_one_answer,
+        {"question": foreign.pk, "option": foreign_option.pk},
+    )
+    assert response.status_code == 400
+    assert "That question is not part of your attempt." in response.content.decode()
+    assert snapshot() == before
+
+
+def test_option_of_another_question(learner_client, attempt_with_one_answer):
+    question, _ = current_form(learner_client, attempt_with_one_answer)
+    other_option = (
+        Option.objects.filter(question__version=question.version).exclude(question=question).first()
+    )
+    before = snapshot()
+    response = post_answer(
+        learner_client,
+        attempt_with_one_answer,
+        {"question": question.pk, "option": other_option.pk},
+    )
+    assert response.status_code == 400
+    assert "does not belong to this question" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_second_answer_to_an_answered_question(learner_client, attempt_with_one_answer):
+    answered = attempt_with_one_answer.responses.get()
+    other = answered.question.options.exclude(pk=answered.option_id).first()
+    before = snapshot()
+    response = post_answer(
+        learner_client,
+        attempt_with_one_answer,
+        {"question": answered.question_id, "option": other.pk},
+    )
+    assert response.status_code == 409
+    assert "already answered" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_answer_ahead_of_the_current_question(learner_client, attempt_with_one_answer):
+    later = attempt_with_one_answer.quiz_version.questions.get(position=5)
+    before = snapshot()
+    response = post_answer(
+        learner_client,
+        attempt_with_one_answer,
+        {"question": later.pk, "option": later.options.first().pk},
+    )
+    assert response.status_code == 409
+    assert "question 2 comes next" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_another_users_attempt_id(attempt_with_one_answer):
+    client = launched_client(enrol_demo_member())
+    question, option_ids = current_form_of(attempt_with_one_answer)
+    before = snapshot()
+    for response in (
+        client.get(reverse("assessments:attempt", args=[attempt_with_one_answer.public_id])),
+        client.get(reverse("assessments:summary", args=[attempt_with_one_answer.public_id])),
+        client.get(reverse("assessments:feedback", args=[attempt_with_one_answer.public_id, 1])),
+        post_answer(client, attempt_with_one_answer, {"question": question, "option": option_ids}),
+    ):
+        assert response.status_code == 404
+        html = response.content.decode()
+        assert "not yours to see" in html
+        first_question = attempt_with_one_answer.quiz_version.questions.get(position=1)
+        assert first_question.text["en"] not in html
+    assert snapshot() == before
+
+
+def current_form_of(attempt: Attempt) -> tuple[int, int]:
+    question = attempt.quiz_version.questions.get(position=attempt.responses.count() + 1)
+    return question.pk, question.options.first().pk
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({}, "does not say which question"),
+        ({"question": "abc", "option": "1"}, "does not say which question"),
+        ({"question": "-4", "option": "1"}, "does not say which question"),
+        ({"question": "99999999999999999999999", "option": "1"}, "does not say which question"),
+        ({"question": "{q}"}, "Choose one of the options"),
+        ({"question": "{q}", "option": ""}, "Choose one of the options"),
+        ({"question": "{q}", "option": "1.5"}, "Choose one of the options"),
+        ({"question": "{q}", "option": "\x00"}, "Choose one of the options"),
+    ],
+)
+def test_malformed_post(learner_client, attempt_with_one_answer, data, message):
+    question_pk, _ = current_form_of(attempt_with_one_answer)
+    data = {key: value.replace("{q}", str(question_pk)) for key, value in data.items()}
+    before = snapshot()
+    response = post_answer(learner_client, attempt_with_one_answer, data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert snapshot() == before
+
+
+def test_answer_to_a_finished_attempt(learner_client, placement):
+    from tests.quiz_helpers import answer_all
+
+    attempt = start(learner_client, placement.pk)
+    answer_all(learner_client, attempt, lambda q: True)
+    question = attempt.quiz_version.questions.get(position=8)
+    before = snapshot()
+    response = post_answer(
+        learner_client, attempt, {"question": question.pk, "option": question.options.first().pk}
+    )
+    assert response.status_code == 409
+    assert "This attempt is finished" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_unknown_attempt_and_wrong_methods(learner_client):
+    missing = "00000000-0000-0000-0000-000000000000"
+    assert learner_client.get(f"/attempts/{missing}/").status_code == 404
+    assert learner_client.get("/attempts/not-a-uuid/").status_code == 404
+    assert learner_client.get(f"/attempts/{missing}/answer/").status_code == 405
+
+
+def test_post_without_csrf_token_is_refused_with_a_message(learner, placement):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(learner)
+    before = snapshot()
+    response = client.post(reverse("assessments:start", args=[placement.pk]))
+    assert response.status_code == 403
+    assert "security token" in response.content.decode()
+    assert snapshot() == before

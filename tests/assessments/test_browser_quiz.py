@@ -1,0 +1,102 @@
+"""The quiz in a real browser: headless Chromium against a live server."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from assessments.models import Attempt, Option
+from tests.browser import axe_violations, tab_to
+
+pytestmark = pytest.mark.browser
+
+
+def correct_option_text(page: Page) -> str:
+    question_id = page.locator("input[name=question]").input_value()
+    return Option.objects.get(question_id=question_id, is_correct=True).text["en"]
+
+
+def test_student_answers_sees_each_explanation_appear_and_finishes_with_a_score(page, live_server):
+    page.goto(live_server.url)
+    page.get_by_role("button", name="Start the demo quiz as a student").click()
+    page.get_by_role("button", name="Start the quiz").click()
+
+    page.evaluate("window.stillTheSamePage = true")
+    for position in range(1, 9):
+        expect(page.locator("#progress")).to_have_text(f"Question {position} of 8")
+        right = correct_option_text(page)
+        if position == 2:  # one wrong answer, to see that feedback too
+            page.locator("label", has_not_text=right).first.click()
+        else:
+            page.get_by_label(right, exact=True).check()
+        page.get_by_role("button", name="Submit answer").click()
+
+        feedback = page.locator("[data-feedback]")
+        expect(feedback).to_be_visible()
+        expect(feedback.locator("h2")).to_have_text("✘ Not quite" if position == 2 else "✔ Correct")
+        expect(feedback.locator(".tag-right")).to_have_count(1)
+        expect(feedback.locator("li.right")).to_contain_text(right)
+        expect(feedback.locator(".explanation")).not_to_be_empty()
+        expect(feedback.locator("#verdict")).to_be_focused()
+        assert page.url.endswith(f"/questions/{position}/feedback/")
+        # The answer went through fetch: no page load happened.
+        assert page.evaluate("window.stillTheSamePage === true")
+        name = "See your results" if position == 8 else "Next question"
+        page.get_by_role("link", name=name).click()
+        page.evaluate("window.stillTheSamePage = true")
+
+    expect(page.locator("#score")).to_have_text("Your score: 7 of 8")
+    assert Attempt.objects.get().score == 7
+
+
+def test_quiz_pages_pass_axe_in_both_languages(page, live_server):
+    page.goto(live_server.url)
+    checked = {"home": axe_violations(page)}
+    page.get_by_role("button", name="Start the demo quiz as a student").click()
+    checked["placement"] = axe_violations(page)
+    page.get_by_role("button", name="Start the quiz").click()
+    checked["question"] = axe_violations(page)
+    page.locator("input[name=option]").first.check()
+    page.get_by_role("button", name="Submit answer").click()
+    expect(page.locator("[data-feedback]")).to_be_visible()
+    checked["feedback"] = axe_violations(page)
+    page.get_by_role("button", name="Русский").click()
+    expect(page.locator("html")).to_have_attribute("lang", "ru")
+    checked["feedback-ru"] = axe_violations(page)
+    page.get_by_role("link", name="Следующий вопрос").click()
+    checked["question-ru"] = axe_violations(page)
+    for _ in range(7):
+        page.locator("input[name=option]").first.check()
+        page.get_by_role("button", name="Ответить").click()
+        page.locator("[data-feedback] ~ a.button").click()
+    expect(page.locator("#score")).to_be_visible()
+    checked["summary-ru"] = axe_violations(page)
+    assert checked == {name: [] for name in checked}
+
+
+def test_the_whole_flow_works_with_the_keyboard_alone(page, live_server):
+    page.goto(live_server.url)
+    tab_to(page, "form[action$='/demo/launch/'] button")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Start the quiz")).to_be_visible()
+    tab_to(page, "form[action$='/start/'] button")
+    page.keyboard.press("Enter")
+
+    for position in range(1, 9):
+        expect(page.locator("#progress")).to_have_text(f"Question {position} of 8")
+        right = correct_option_text(page)
+        tab_to(page, "input[name=option]")
+        page.keyboard.press("Space")
+        # Arrow keys move through a radio group, selecting as they go.
+        for _ in range(4):
+            if page.evaluate("document.activeElement.labels[0].innerText.trim()") == right:
+                break
+            page.keyboard.press("ArrowDown")
+        assert page.evaluate("document.activeElement.checked")
+        tab_to(page, "form.question button[type=submit]")
+        page.keyboard.press("Enter")
+        expect(page.locator("[data-feedback] h2")).to_have_text("✔ Correct")
+        tab_to(page, "main a.button.primary")
+        page.keyboard.press("Enter")
+
+    expect(page.locator("#score")).to_have_text("Your score: 8 of 8")

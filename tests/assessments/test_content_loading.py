@@ -1,0 +1,94 @@
+"""Loading content is idempotent; an edit makes a new version and started attempts keep theirs."""
+
+from __future__ import annotations
+
+import dataclasses
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+from django.utils.html import escape
+
+from assessments.content import SEED_QUIZ_FILE
+from assessments.models import Option, Question, Quiz, QuizVersion
+from assessments.services import load_quiz
+from tests.quiz_helpers import answer_all, current_form, start
+
+pytestmark = pytest.mark.django_db
+
+
+def edited_seed(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(SEED_QUIZ_FILE.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_loading_the_same_file_twice_changes_nothing():
+    out = StringIO()
+    call_command("load_quiz", stdout=out)
+    call_command("load_quiz", stdout=out)
+    assert "loaded as new version 1" in out.getvalue()
+    assert "unchanged, current is version 1" in out.getvalue()
+    assert QuizVersion.objects.count() == 1
+    assert Question.objects.count() == 8
+    assert Option.objects.count() == 32
+
+
+def test_an_edit_is_a_new_version_and_started_attempts_keep_what_they_answered_against(
+    learner_client, placement, tmp_path
+):
+    attempt = start(learner_client, placement.pk)
+    old_question, _ = current_form(learner_client, attempt)
+    old_text = old_question.text["en"]
+
+    def edit(data):
+        question = data["questions"][0]
+        question["text"]["en"] = "Edited: what does checkpointing trade?"
+        # Move the key: the old right option is now wrong.
+        for option in question["options"]:
+            option["correct"] = option["key"] == "b"
+
+    call_command("load_quiz", str(edited_seed(tmp_path, edit)), stdout=StringIO())
+    quiz = Quiz.objects.get()
+    assert quiz.current_version.number == 2
+    attempt.refresh_from_db()
+    assert attempt.quiz_version.number == 1
+
+    # The attempt in progress still shows and grades the version-1 question and key.
+    page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    assert escape(old_text) in page.content.decode()
+    summary = answer_all(learner_client, attempt, lambda q: True)
+    assert "Your score: 8 of 8" in summary
+
+    # A new attempt uses the edited version.
+    fresh = start(learner_client, placement.pk)
+    assert fresh.quiz_version.number == 2
+    page = learner_client.get(reverse("assessments:attempt", args=[fresh.public_id]))
+    assert "Edited: what does checkpointing trade?" in page.content.decode()
+    new_key = fresh.quiz_version.questions.get(position=1).options.get(is_correct=True)
+    assert new_key.key == "b"
+
+
+def test_reloading_an_earlier_content_makes_that_version_current_again(seed_content):
+    first = load_quiz(seed_content).version
+    changed = dataclasses.replace(seed_content, intro={"en": "Changed.", "ru": "Изменено."})
+    second = load_quiz(changed).version
+    again = load_quiz(seed_content)
+    assert second.number == 2
+    assert again.version == first and not again.created
+    assert Quiz.objects.get().current_version == first
+    assert QuizVersion.objects.count() == 2
+
+
+def test_an_invalid_file_is_refused_and_nothing_is_stored(tmp_path):
+    def edit(data):
+        data["questions"][3]["options"][0]["correct"] = True  # a second right answer
+
+    with pytest.raises(CommandError, match=r"questions\[4\]: exactly one option"):
+        call_command("load_quiz", str(edited_seed(tmp_path, edit)), stdout=StringIO())
+    assert not Quiz.objects.exists()

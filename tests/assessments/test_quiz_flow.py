@@ -1,0 +1,189 @@
+"""The student flow through Django's test client: scores, feedback, resume, language."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django.utils.html import escape
+
+from assessments.models import Attempt, AttemptState, Grade, GradingMethod, Response
+from tests.quiz_helpers import answer_all, current_form, launched_client, start
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("choose_correct", "expected"),
+    [
+        (lambda question: True, 8),
+        (lambda question: False, 0),
+        (lambda question: question.position in {1, 3, 4, 8}, 4),
+        (lambda question: question.position != 5, 7),
+    ],
+    ids=["all-right", "all-wrong", "mixed-4", "mixed-7"],
+)
+def test_score_counts_right_answers(learner_client, placement, learner, choose_correct, expected):
+    attempt = start(learner_client, placement.pk)
+    summary = answer_all(learner_client, attempt, choose_correct)
+
+    attempt.refresh_from_db()
+    assert attempt.state == AttemptState.FINISHED
+    assert attempt.score == expected
+    assert f"Your score: {expected} of 8" in summary
+    assert Response.objects.filter(attempt=attempt, is_correct=True).count() == expected
+    grade = Grade.objects.get(user=learner, placement=placement)
+    assert grade.score_given == Decimal(expected) and grade.score_maximum == 8
+
+
+def test_feedback_shows_verdict_right_option_and_explanation(learner_client, placement):
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)
+    wrong = question.options.filter(is_correct=False).first()
+    right = question.options.get(is_correct=True)
+    page = learner_client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": wrong.pk},
+        follow=True,
+    )
+    html = page.content.decode()
+    assert "Not quite" in html
+    assert "Right answer" in html and escape(right.text["en"]) in html
+    assert "Your answer" in html and escape(wrong.text["en"]) in html
+    assert escape(question.explanation["en"]) in html
+    assert page.redirect_chain[-1][0].endswith(f"/questions/{question.position}/feedback/")
+
+
+def test_options_are_shuffled_per_attempt_and_stable_within_it(learner_client, placement):
+    attempt = start(learner_client, placement.pk)
+    first_view = current_form(learner_client, attempt)[1]
+    assert current_form(learner_client, attempt)[1] == first_view
+    authored = [
+        list(q.options.values_list("pk", flat=True)) for q in attempt.quiz_version.questions.all()
+    ]
+    shown = [attempt.option_order[str(q.pk)] for q in attempt.quiz_version.questions.all()]
+    assert [sorted(ids) for ids in shown] == [sorted(ids) for ids in authored]
+    # 8 questions of 4 options: the chance that a shuffle keeps every order is 24**-8.
+    assert shown != authored
+
+
+def test_leaving_and_coming_back_resumes_the_same_attempt_at_the_same_place(
+    learner, learner_membership, placement
+):
+    first_visit = launched_client(learner_membership)
+    attempt = start(first_visit, placement.pk)
+    for _ in range(3):
+        question, option_ids = current_form(first_visit, attempt)
+        first_visit.post(
+            reverse("assessments:answer", args=[attempt.public_id]),
+            {"question": question.pk, "option": option_ids[0]},
+        )
+    where_we_left, order_we_saw = current_form(first_visit, attempt)
+
+    later_visit = launched_client(learner_membership)  # a new browser session, the next day
+    overview = later_visit.get(reverse("assessments:placement", args=[placement.pk]))
+    assert "Resume attempt 1" in overview.content.decode()
+    resumed = start(later_visit, placement.pk)
+    assert resumed.pk == attempt.pk
+    assert current_form(later_visit, resumed) == (where_we_left, order_we_saw)
+    assert where_we_left.position == 4
+    assert Attempt.objects.filter(user=learner).count() == 1
+
+
+def test_language_switch_shows_translated_question_and_explanation(learner_client, placement):
+    attempt = start(learner_client, placement.pk)
+    question, option_ids = current_form(learner_client, attempt)
+
+    learner_client.post(reverse("set_language"), {"language": "ru", "next": "/"})
+    page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    html = page.content.decode()
+    assert escape(question.text["ru"]) in html and escape(question.text["en"]) not in html
+    assert 'lang="ru"' in html and "Ответить" in html
+
+    feedback = learner_client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+        follow=True,
+    ).content.decode()
+    assert escape(question.explanation["ru"]) in feedback
+    assert escape(question.explanation["en"]) not in feedback
+
+    learner_client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    english = learner_client.get(
+        reverse("assessments:feedback", args=[attempt.public_id, 1])
+    ).content.decode()
+    assert escape(question.explanation["en"]) in english
+
+
+def test_accept_language_picks_russian_for_a_new_visitor(learner_client, placement):
+    page = learner_client.get(
+        reverse("assessments:placement", args=[placement.pk]), HTTP_ACCEPT_LANGUAGE="ru-RU,ru;q=0.9"
+    )
+    assert "Тест на контрольные точки градиента" in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("method", "scores", "expected"),
+    [
+        (GradingMethod.HIGHEST, [2, 7, 5], Decimal("7")),
+        (GradingMethod.LAST, [2, 7, 5], Decimal("5")),
+        (GradingMethod.FIRST, [2, 7, 5], Decimal("2")),
+        (GradingMethod.AVERAGE, [2, 7, 5], Decimal("4.67")),
+    ],
+)
+def test_grading_method_combines_attempts(
+    learner_client, learner, placement, method, scores, expected
+):
+    quiz = placement.quiz
+    quiz.grading_method = method
+    quiz.save()
+    for score in scores:
+        attempt = start(learner_client, placement.pk)
+        answer_all(learner_client, attempt, lambda q, s=score: q.position <= s)
+    grade = Grade.objects.get(user=learner, placement=placement)
+    assert grade.score_given == expected
+    assert grade.attempt_count == 3
+
+
+def test_attempt_limit_is_enforced_with_a_clear_message(learner_client, learner, placement):
+    quiz = placement.quiz
+    quiz.max_attempts = 1
+    quiz.save()
+    answer_all(learner_client, start(learner_client, placement.pk), lambda q: True)
+    overview = learner_client.get(reverse("assessments:placement", args=[placement.pk]))
+    assert "You have used all your attempts." in overview.content.decode()
+    refused = learner_client.post(reverse("assessments:start", args=[placement.pk]))
+    assert refused.status_code == 403
+    assert "You have used all 1 attempts allowed" in refused.content.decode()
+    assert Attempt.objects.filter(user=learner).count() == 1
+
+
+def test_pages_need_a_launch(client, placement):
+    response = client.get(reverse("assessments:placement", args=[placement.pk]))
+    assert response.status_code == 403
+    assert "Open this activity from your course" in response.content.decode()
+
+
+def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client, quiz):
+    response = client.post(reverse("lti:demo-launch"), follow=True)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Gradient checkpointing quiz" in html and "Preview" in html
+    assert "Start the quiz" in html
+
+
+def test_a_placement_in_another_course_is_refused(learner_client, quiz):
+    from lti.models import Context, ResourceLink
+
+    other_course = Context.objects.create(context_id="other-course", title="Other course")
+    elsewhere = ResourceLink.objects.create(
+        context=other_course, resource_link_id="rl-2", title="Quiz", quiz=quiz
+    )
+    for response in (
+        learner_client.get(reverse("assessments:placement", args=[elsewhere.pk])),
+        learner_client.post(reverse("assessments:start", args=[elsewhere.pk])),
+    ):
+        assert response.status_code == 403
+        assert "not enrolled in the course" in response.content.decode()
+    assert not Attempt.objects.filter(placement=elsewhere).exists()

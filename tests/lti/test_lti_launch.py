@@ -1,0 +1,188 @@
+"""LTI 1.3 launches driven by an independent platform implementation (lti1p3platform)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessments.models import Attempt
+from lti.models import Context, LtiUser, Membership, ResourceLink, Role
+from tests.lti_platform import ROLE, launch
+from tests.quiz_helpers import answer_all, start
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("login_method", ["get", "post"])
+def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_method):
+    response = launch(client, platform, login_method=login_method, user_id="stu-1")
+    assert response.status_code == 302
+    placement = ResourceLink.objects.get(resource_link_id="rl-1")
+    assert urlsplit(response["Location"]).path == reverse(
+        "assessments:placement", args=[placement.pk]
+    )
+
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    assert "Start the quiz" in page.content.decode()
+    lti_user = LtiUser.objects.get(sub="stu-1")
+    assert lti_user.name == "Ada Lovelace" and lti_user.email == "ada@example.edu"
+    membership = Membership.objects.get(user=lti_user.user)
+    assert membership.role == Role.LEARNER
+    assert membership.context.title == "Deep Learning Systems"
+    assert placement.context.deployment.deployment_id == "1"
+
+    attempt = start(client, placement.pk)
+    assert "Your score: 8 of 8" in answer_all(client, attempt, lambda q: True)
+
+
+def test_instructor_launch_lands_on_the_dashboard(client, platform):
+    response = launch(client, platform, user_id="teacher", roles=[ROLE + "Instructor"])
+    placement = ResourceLink.objects.get()
+    dashboard = reverse("analytics:dashboard", args=[placement.pk])
+    assert urlsplit(response["Location"]).path == dashboard
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="test-statistics"' in page
+    assert reverse("assessments:manage", args=[placement.pk]) in page
+
+    # The instructor re-points the placement's policy; learners see it.
+    saved = client.post(
+        reverse("assessments:manage", args=[placement.pk]),
+        {
+            "quiz": placement.quiz.pk,
+            "title": "Week 3 quiz",
+            "max_attempts": "2",
+            "grading_method": "last",
+        },
+    )
+    assert saved.status_code == 302
+    placement.refresh_from_db()
+    assert (placement.title, placement.max_attempts, placement.grading_method) == (
+        "Week 3 quiz",
+        2,
+        "last",
+    )
+
+
+def test_learner_cannot_open_the_instructor_view(client, platform):
+    launch(client, platform)
+    placement = ResourceLink.objects.get()
+    response = client.get(reverse("assessments:manage", args=[placement.pk]))
+    assert response.status_code == 403
+    assert "instructors can manage this activity" in response.content.decode()
+
+
+def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
+    launch(client, platform, roles=[ROLE + "Instructor"])
+    placement = ResourceLink.objects.get()
+    response = client.post(
+        reverse("assessments:manage", args=[placement.pk]),
+        {"quiz": "999", "title": "", "max_attempts": "-1", "grading_method": "best-of"},
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Select a valid choice" in html and "This field is required" in html
+    placement.refresh_from_db()
+    assert placement.max_attempts is None and placement.grading_method == ""
+
+
+@pytest.mark.parametrize(
+    ("roles", "expected"),
+    [
+        ([ROLE + "Learner"], Role.LEARNER),
+        ([ROLE + "Instructor"], Role.STAFF),
+        ([ROLE + "Learner", ROLE + "Instructor"], Role.STAFF),
+        (
+            ["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"],
+            Role.STAFF,
+        ),
+        ([ROLE + "ContentDeveloper"], Role.STAFF),
+        ([ROLE + "Administrator"], Role.STAFF),
+        (["Instructor"], Role.STAFF),
+        (["Learner"], Role.LEARNER),
+        (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"], Role.LEARNER),
+        (["http://example.com/roles#Wizard"], Role.LEARNER),
+        ([], Role.LEARNER),
+    ],
+    ids=[
+        "learner",
+        "instructor",
+        "several",
+        "ta-subrole",
+        "content-developer",
+        "context-admin",
+        "short-instructor",
+        "short-learner",
+        "institution-admin-only",
+        "unknown",
+        "empty",
+    ],
+)
+def test_roles_decide_what_the_member_is(client, platform, roles, expected):
+    response = launch(client, platform, roles=roles)
+    assert response.status_code == 302
+    membership = Membership.objects.get()
+    assert membership.role == expected
+    assert membership.roles == roles
+
+
+@pytest.mark.parametrize(
+    ("full_name", "email"),
+    [(None, "only@example.edu"), ("Only Names", None), (None, None)],
+    ids=["email-only", "names-only", "no-personal-data"],
+)
+def test_personal_data_is_optional(client, platform, full_name, email):
+    response = launch(client, platform, full_name=full_name, email=email)
+    assert response.status_code == 302
+    lti_user = LtiUser.objects.get()
+    assert lti_user.name == (full_name or "") and lti_user.email == (email or "")
+
+
+def test_personal_data_is_kept_when_a_later_launch_omits_it(client, platform):
+    launch(client, platform, user_id="u")
+    launch(Client(), platform, user_id="u", full_name=None, email=None)
+    lti_user = LtiUser.objects.get()
+    assert (lti_user.name, lti_user.email) == ("Ada Lovelace", "ada@example.edu")
+
+
+def test_launch_locale_picks_the_language(client, platform):
+    response = launch(client, platform, locale="ru-RU")
+    page = client.get(response["Location"])
+    assert "Тест на контрольные точки градиента" in page.content.decode()
+
+
+def test_the_same_student_launching_again_resumes_their_attempt(client, platform):
+    launch(client, platform, user_id="stu")
+    placement = ResourceLink.objects.get()
+    attempt = start(client, placement.pk)
+    later = Client()
+    launch(later, platform, user_id="stu")
+    assert start(later, placement.pk).pk == attempt.pk
+
+
+def test_a_session_sees_only_the_courses_it_was_launched_into(platform):
+    alice = Client()
+    launch(alice, platform, user_id="alice", context_id="course-A", resource_link_id="rl-A")
+    course_a = ResourceLink.objects.get(resource_link_id="rl-A")
+    start(alice, course_a.pk)
+
+    # Another person launches course B in the same browser: the first one's data is gone.
+    launch(alice, platform, user_id="bob", context_id="course-B", resource_link_id="rl-B")
+    assert alice.get(reverse("assessments:placement", args=[course_a.pk])).status_code == 403
+    mine = Attempt.objects.get(user__lti_user__sub="alice")
+    assert alice.get(reverse("assessments:attempt", args=[mine.public_id])).status_code == 404
+    assert Context.objects.count() == 2
+
+
+def test_a_placement_created_by_deep_linking_carries_its_settings(client, platform):
+    custom = {
+        "activity": "quiz:gradient-checkpointing",
+        "max_attempts": "3",
+        "grading_method": "average",
+    }
+    launch(client, platform, custom=custom)
+    placement = ResourceLink.objects.get()
+    assert (placement.max_attempts, placement.grading_method) == (3, "average")

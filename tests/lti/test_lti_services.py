@@ -1,0 +1,383 @@
+"""Deep linking, dynamic registration, key rotation, JWKS and framing."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from io import StringIO
+from urllib.parse import urlsplit
+
+import jwt
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from labs.selectors import lab_policy
+from lti.models import Deployment, Registration, ResourceLink, ToolKey
+from tests.labs_helpers import small_lab
+from tests.lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_login
+
+pytestmark = pytest.mark.django_db
+
+DL_ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
+
+
+def hidden(html: str, name: str) -> str:
+    return unescape(re.search(rf'name="{name}" value="([^"]*)"', html).group(1))
+
+
+def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, quiz):
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    assert response.status_code == 302 and "/lti/deep-link/" in response["Location"]
+    picker = client.get(response["Location"])
+    assert picker.status_code == 200 and "Gradient checkpointing quiz" in picker.content.decode()
+
+    returned = client.post(
+        response["Location"],
+        {
+            "activity": "quiz:gradient-checkpointing",
+            "title": "Checkpointing quiz, week 3",
+            "max_attempts": "2",
+            "grading_method": "highest",
+        },
+    )
+    html = returned.content.decode()
+    assert returned.status_code == 200
+    assert f'action="{platform.server.url("/deep-link-return")}"' in html
+    signed = hidden(html, "JWT")
+
+    items = platform.verify_deep_linking_response(signed, client.get("/lti/jwks/").json())
+    assert items == [
+        {
+            "type": "ltiResourceLink",
+            "title": "Checkpointing quiz, week 3",
+            "url": LAUNCH_URL,
+            "custom": {
+                "activity": "quiz:gradient-checkpointing",
+                "max_attempts": "2",
+                "grading_method": "highest",
+            },
+            "lineItem": {
+                "scoreMaximum": 8,
+                "label": "Checkpointing quiz, week 3",
+                "resourceId": "quiz:gradient-checkpointing",
+                "tag": "quiz",
+            },
+        }
+    ]
+    claims = jwt.decode(signed, options={"verify_signature": False})
+    assert claims["aud"] == platform.issuer and claims["iss"] == platform.client_id
+    assert claims["https://purl.imsglobal.org/spec/lti/claim/deployment_id"] == "1"
+    assert claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"] == "opaque-data"
+    assert claims["https://purl.imsglobal.org/spec/lti/claim/message_type"] == (
+        "LtiDeepLinkingResponse"
+    )
+
+    # The LMS then launches the new link with the item's custom parameters.
+    student = Client()
+    launch(student, platform, resource_link_id="new-link", custom=items[0]["custom"])
+    placement = ResourceLink.objects.get(resource_link_id="new-link")
+    assert (placement.max_attempts, placement.grading_method) == (2, "highest")
+    # The selection is used once.
+    assert client.post(response["Location"], {"activity": "quiz:x"}).status_code == 404
+
+
+def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platform, quiz):
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    assert "Tiny chain" in client.get(response["Location"]).content.decode()
+    returned = client.post(
+        response["Location"],
+        {
+            "activity": f"lab:{lab.slug}",
+            "title": "Lab 1",
+            "max_attempts": "4",
+            "grading_method": "last",
+            "opens_at": "2030-03-01T09:00",
+            "due_at": "2030-03-08T23:59",
+            "closes_at": "2030-03-15T23:59",
+            "late_policy": "penalty",
+            "late_penalty_percent": "25",
+        },
+    )
+    signed = hidden(returned.content.decode(), "JWT")
+    [item] = platform.verify_deep_linking_response(signed, client.get("/lti/jwks/").json())
+    assert item["custom"]["activity"] == "lab:tiny-chain"
+    assert item["lineItem"]["scoreMaximum"] == 100
+    # The LMS sees the dates too: Deep Linking's availability and submission windows.
+    assert item["submission"]["endDateTime"].startswith("2030-03-08T23:59")
+    assert item["available"]["startDateTime"].startswith("2030-03-01T09:00")
+
+    student = Client()
+    landed = launch(student, platform, resource_link_id="lab-link", custom=item["custom"])
+    placement = ResourceLink.objects.get(resource_link_id="lab-link")
+    assert placement.lab == lab and placement.quiz is None
+    assert urlsplit(landed["Location"]).path == f"/lab/{placement.pk}/"
+    rules = lab_policy(placement)
+    assert (rules.max_runs, rules.grading_method) == (4, "last")
+    assert (rules.due_at.day, rules.closes_at.day, rules.late_policy) == (8, 15, "penalty")
+    assert rules.late_penalty_percent == 25
+
+
+def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform, quiz):
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    bad = client.post(
+        response["Location"],
+        {
+            "activity": f"lab:{lab.slug}",
+            "title": "Lab 1",
+            "max_attempts": "0",
+            "grading_method": "highest",
+            "due_at": "2030-03-08T23:59",
+            "closes_at": "2030-03-01T00:00",
+            "late_policy": "accept",
+            "late_penalty_percent": "0",
+        },
+    )
+    assert bad.status_code == 400 and "closing time" in bad.content.decode()
+
+
+def test_learners_cannot_deep_link(client, platform):
+    response = launch(client, platform, roles=[ROLE + "Learner"], deep_link=True)
+    assert response.status_code == 403
+    assert "Only instructors can add activities" in response.content.decode()
+
+
+def test_deep_linking_form_errors_are_shown(client, platform):
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    bad = client.post(response["Location"], {"activity": "", "title": "", "max_attempts": "x"})
+    assert bad.status_code == 400 and "This field is required" in bad.content.decode()
+
+
+@pytest.fixture(autouse=True)
+def registration_key(settings):
+    settings.LTI_REGISTRATION_KEY = "reg-key-123"
+
+
+def register(client: Client, params: dict):
+    """The administrator's path: the page the platform opens, then its form posted."""
+    params = {**params, "key": "reg-key-123"}
+    page = client.get("/lti/register/", params)
+    assert page.status_code == 200, page.content.decode()[:800]
+    return client.post(
+        "/lti/register/", {**params, "form_token": hidden(page.content.decode(), "form_token")}
+    )
+
+
+def test_dynamic_registration_against_a_loopback_platform(client, platform_server):
+    server = platform_server
+    server.registration_token = "reg-token-xyz"
+    server.openid_configuration = {
+        "issuer": server.base,
+        "authorization_endpoint": server.url("/mod/lti/auth.php"),
+        "token_endpoint": server.url("/mod/lti/token.php"),
+        "jwks_uri": server.url("/mod/lti/certs.php"),
+        "registration_endpoint": server.url("/register"),
+        "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+            "product_family_code": "moodle",
+            "version": "5.1",
+        },
+    }
+    server.registration_reply = {
+        "client_id": "Abc123Def456Ghi",
+        "https://purl.imsglobal.org/spec/lti-tool-configuration": {"deployment_id": "7"},
+    }
+    params = {
+        "openid_configuration": server.url("/.well-known/openid-configuration"),
+        "registration_token": "reg-token-xyz",
+        "key": "reg-key-123",
+    }
+    page = client.get("/lti/register/", params)
+    assert page.status_code == 200 and "Register" in page.content.decode()
+    params["form_token"] = hidden(page.content.decode(), "form_token")
+
+    done = client.post("/lti/register/", params)
+    assert done.status_code == 200
+    assert "lti/registered" in done.content.decode()  # the script that closes the dialog
+    again = client.post("/lti/register/", params)  # an administrator who registers twice
+    assert again.status_code == 409 and "nothing was changed" in again.content.decode()
+
+    registration = Registration.objects.get()
+    assert (registration.issuer, registration.client_id) == (server.base, "Abc123Def456Ghi")
+    assert registration.auth_login_url == server.url("/mod/lti/auth.php")
+    assert registration.keyset_url == server.url("/mod/lti/certs.php")
+    assert list(Deployment.objects.values_list("deployment_id", flat=True)) == ["7"]
+    sent = server.registrations_received[0]
+    assert sent["initiate_login_uri"] == "http://testserver/lti/login/"
+    assert sent["jwks_uri"] == "http://testserver/lti/jwks/"
+    assert sent["redirect_uris"] == [LAUNCH_URL]
+    assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in sent["scope"].split()
+    messages = sent["https://purl.imsglobal.org/spec/lti-tool-configuration"]["messages"]
+    assert {m["type"] for m in messages} == {"LtiDeepLinkingRequest", "LtiResourceLinkRequest"}
+
+
+def test_dynamic_registration_with_a_bad_token_is_refused(client, platform_server):
+    server = platform_server
+    server.registration_token = "the-real-token"
+    server.openid_configuration = {
+        "issuer": server.base,
+        "authorization_endpoint": server.url("/a"),
+        "token_endpoint": server.url("/t"),
+        "jwks_uri": server.url("/j"),
+        "registration_endpoint": server.url("/register"),
+    }
+    response = register(
+        client,
+        {
+            "openid_configuration": server.url("/.well-known/openid-configuration"),
+            "registration_token": "forged",
+        },
+    )
+    assert response.status_code == 400
+    assert "refused the registration" in response.content.decode()
+    assert "invalid registration token" not in response.content.decode()  # body not echoed
+    assert not Registration.objects.exists()
+
+
+def test_dynamic_registration_refuses_a_configuration_from_another_site(client, platform_server):
+    platform_server.openid_configuration = {
+        "issuer": "https://elsewhere.example",
+        "authorization_endpoint": "https://e/a",
+        "token_endpoint": "https://e/t",
+        "jwks_uri": "https://e/j",
+        "registration_endpoint": platform_server.url("/register"),
+    }
+    response = register(
+        client, {"openid_configuration": platform_server.url("/.well-known/openid-configuration")}
+    )
+    assert (
+        response.status_code == 400 and "not the site that served it" in response.content.decode()
+    )
+
+
+def test_registration_page_without_parameters_explains_itself(client):
+    response = client.get("/lti/register/", {"key": "reg-key-123"})
+    assert response.status_code == 400 and "opened by your LMS" in response.content.decode()
+
+
+def test_jwks_is_published_at_both_addresses(client):
+    keys = client.get("/lti/jwks/").json()["keys"]
+    assert len(keys) == 1 and keys[0]["alg"] == "RS256" and keys[0]["kty"] == "RSA"
+    assert "d" not in keys[0]  # never the private part
+    assert keys[0]["use"] == "sig" and "key_ops" not in keys[0]
+    assert client.get("/.well-known/jwks.json").json()["keys"] == keys
+
+
+def test_key_rotation_keeps_launches_and_signatures_working(client, platform, quiz):
+    def kids() -> list[str]:
+        return [key["kid"] for key in client.get("/lti/jwks/").json()["keys"]]
+
+    out = StringIO()
+    first = kids()
+    call_command("rotate_tool_keys", "publish", stdout=out)
+    during = kids()
+    assert len(during) == 2 and during[0] == first[0]
+    next_kid = during[1]
+
+    teacher = Client()
+
+    def placed_by_deep_linking() -> str:
+        picker = launch(teacher, platform, roles=[ROLE + "Instructor"], deep_link=True)
+        choice = {
+            "activity": "quiz:gradient-checkpointing",
+            "title": "Q",
+            "max_attempts": 0,
+            "grading_method": "highest",
+        }
+        return hidden(teacher.post(picker["Location"], choice).content.decode(), "JWT")
+
+    assert jwt.get_unverified_header(placed_by_deep_linking())["kid"] == first[0]
+
+    call_command("rotate_tool_keys", "activate", stdout=out)
+    assert kids() == during  # both still published
+    signed = placed_by_deep_linking()
+    assert jwt.get_unverified_header(signed)["kid"] == next_kid
+    # A platform that cached the JWKS before activation can verify the new signature.
+    platform.verify_deep_linking_response(
+        signed, {"keys": [key for key in client.get("/lti/jwks/").json()["keys"]]}
+    )
+
+    call_command("rotate_tool_keys", "retire", stdout=out)
+    assert kids() == [next_kid]
+    assert launch(Client(), platform).status_code == 302
+    with pytest.raises(CommandError, match="No next key is published"):
+        call_command("rotate_tool_keys", "activate", stdout=out)
+    assert ToolKey.objects.count() == 2
+
+
+def test_pages_may_be_framed_only_by_registered_platforms(client, platform):
+    response = launch(client, platform)
+    page = client.get(response["Location"])
+    assert directive(page, "frame-ancestors") == f"'self' {platform.server.base}"
+    assert "X-Frame-Options" not in page
+    assert directive(client.get("/admin/login/"), "frame-ancestors") == "'none'"
+
+
+def directive(response, name: str) -> str | None:
+    """One directive of the response's Content-Security-Policy."""
+    for part in response["Content-Security-Policy"].split(";"):
+        found, _, value = part.strip().partition(" ")
+        if found == name:
+            return value
+    return None
+
+
+def test_tool_config_command_prints_moodle_fields_and_canvas_json():
+    out = StringIO()
+    call_command("lti_tool_config", "--base-url", "https://quiz.example.edu/", stdout=out)
+    text = out.getvalue()
+    assert "Initiate login URL: https://quiz.example.edu/lti/login/" in text
+    assert "Public keyset: https://quiz.example.edu/lti/jwks/" in text
+    assert '"oidc_initiation_url": "https://quiz.example.edu/lti/login/"' in text
+    with pytest.raises(CommandError, match="--base-url"):
+        call_command("lti_tool_config", "--base-url", "", stdout=StringIO())
+
+
+def test_add_registration_command_is_idempotent():
+    args = [
+        "--issuer",
+        "https://moodle.example.edu",
+        "--client-id",
+        "abc",
+        "--auth-login-url",
+        "https://moodle.example.edu/mod/lti/auth.php",
+        "--auth-token-url",
+        "https://moodle.example.edu/mod/lti/token.php",
+        "--keyset-url",
+        "https://moodle.example.edu/mod/lti/certs.php",
+        "--deployment-id",
+        "3",
+    ]
+    call_command("lti_add_registration", *args, stdout=StringIO())
+    call_command("lti_add_registration", *args, stdout=StringIO())
+    assert Registration.objects.count() == 1 and Deployment.objects.count() == 1
+    with pytest.raises(CommandError, match="must be an http"):
+        call_command(
+            "lti_add_registration",
+            *args[:-6],
+            "--auth-token-url",
+            "ftp://x",
+            "--keyset-url",
+            "https://k",
+            "--deployment-id",
+            "3",
+            stdout=StringIO(),
+        )
+
+
+def test_home_page_shows_what_administrators_register(client):
+    html = client.get("/").content.decode()
+    for path in ("/lti/register/", "/lti/launch/", "/lti/login/", "/lti/jwks/"):
+        assert f"http://testserver{path}" in html
+
+
+def test_standard_claims_helper_builds_what_the_library_builds(client, platform):
+    # Guard for the hand-built refusal cases: same claim names as lti1p3platform's launch.
+    auth = start_login(client, platform)
+    library = jwt.decode(
+        platform.authorize(auth, user_id="user-1", roles=[ROLE + "Learner"])["id_token"],
+        options={"verify_signature": False},
+    )
+    ours = standard_claims(platform, auth)
+    assert set(ours) <= set(library)
