@@ -8,8 +8,16 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gcquiz
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
+# The environment of every test command: the real services above, a fresh secret, no debug.
+TEST_ENV = DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" \
+	REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
+	SECRET_KEY="$${SECRET_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(40))')}" \
+	DEBUG=0
+# The inner loop's subset: no browser, no processes of the test's own, no torch (markers in
+# pyproject.toml; CONTRIBUTING.md). `make test` runs everything.
+FAST_TESTS := not browser and not worker and not torch
 
-.PHONY: run test lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs labs-gpu-check vendor
+.PHONY: run test test-fast lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs labs-gpu-check vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,11 +57,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 
 test: $(VENV)/.installed-dev node_modules/.installed chromium lint
-	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" \
-	REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
-	SECRET_KEY="$${SECRET_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(40))')}" \
-	DEBUG=0 \
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+
+# The fast subset for the inner loop while developing; not a replacement for `make test`.
+test-fast: $(VENV)/.installed-dev
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "$(FAST_TESTS)"
 
 # The production compose file built, booted and used through its proxy (docker/compose_smoke.py):
 # needs Docker Engine 20.10+ with Compose v2; prints a table. Not part of `make test`.

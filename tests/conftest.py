@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -41,6 +43,40 @@ for variable, scope in SUITE_RATES.items():
     settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope] = os.environ[variable]
 os.environ["DEMO_MODE"] = "1"
 settings.DEMO_MODE = True
+
+# What a test starts decides whether `make test-fast` runs it. The markers follow from what a
+# test uses where that tells (its fixtures; torch in its module), the rest are set by hand, and
+# _marked_for_what_it_starts fails an unmarked test that starts a process (the lab runner is
+# one: labs/execution.py), so the fast subset cannot quietly come to need a worker or torch.
+BROWSER_FIXTURES = {"playwright", "browser", "page"}
+WORKER_FIXTURES = {"private_redis"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    torch = sys.modules.get("torch")
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if fixtures & WORKER_FIXTURES:
+            item.add_marker(pytest.mark.worker)
+        if torch is not None and getattr(getattr(item, "module", None), "torch", None) is torch:
+            item.add_marker(pytest.mark.torch)
+
+
+@pytest.fixture(autouse=True)
+def _marked_for_what_it_starts(request, monkeypatch):
+    if not {marker.name for marker in request.node.iter_markers()} & {"worker", "browser", "torch"}:
+        name = request.node.nodeid
+
+        def refuse(*args, **kwargs):
+            raise AssertionError(
+                f"{name} starts a process: mark it @pytest.mark.worker, or "
+                "@pytest.mark.torch when the process is the lab runner"
+            )
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
 
 
 @pytest.fixture(scope="session")

@@ -105,6 +105,7 @@ def test_a_demo_cookie_that_is_forged_or_names_someone_else_gives_a_new_student(
     assert signed_in_user(stolen) != teacher
 
 
+@pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
 def test_demo_lab_runs_are_measured_by_the_runner_and_graded(quiz):
     lab = small_lab()

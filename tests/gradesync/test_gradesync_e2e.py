@@ -23,6 +23,7 @@ STUDENTS = 500
 SECOND_ATTEMPTS = 100
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_every_grade_change_reaches_the_lms_exactly_once_through_failures(
     fake_lms, quiz, tmp_path, monkeypatch

@@ -71,6 +71,7 @@ def measured_run(placement, user, number: int, submitted_at, **fields) -> LabRun
     )
 
 
+@pytest.mark.torch
 def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fake_lms, lab):
     placement = graded_placement(fake_lms, lab)
     user = student(placement, "s1")
@@ -91,6 +92,7 @@ def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fak
     assert GradeSync.objects.count() == 1
 
 
+@pytest.mark.torch
 def test_a_run_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed, lab_members):
     learner, _ = lab_members
     # A valid policy, but the lab's model is broken: the runner refuses the run (exit 2).
@@ -110,6 +112,7 @@ def test_a_run_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed,
     assert not Grade.objects.exists()
 
 
+@pytest.mark.torch
 def test_an_infrastructure_failure_is_retried_then_marked_never_graded_zero(
     placed, lab_members, settings
 ):
@@ -129,6 +132,7 @@ def test_an_infrastructure_failure_is_retried_then_marked_never_graded_zero(
     assert services.execute_run(again.pk).status == RunStatus.SUCCEEDED
 
 
+@pytest.mark.torch
 def test_a_memory_cap_stops_a_run_as_an_infrastructure_failure(placed, lab_members, settings):
     learner, _ = lab_members
     settings.LAB_MEMORY_CAP_BYTES = 64 * 2**20
@@ -260,6 +264,7 @@ def test_stuck_runs_are_requeued(placed, lab_members):
 # --- Pages -----------------------------------------------------------------------------
 
 
+@pytest.mark.torch
 def test_student_submits_from_the_picture_of_the_layers_and_sees_the_result(placed, lab_members):
     learner, _ = lab_members
     client = launched_client(learner)
@@ -587,6 +592,7 @@ def test_the_runner_receives_exactly_the_text_the_service_validated(placed, lab_
         submit(placed, learner.user, padded)
 
 
+@pytest.mark.torch
 def test_a_run_is_graded_against_the_labs_stored_reference(placed, lab_members):
     """The reference (the optimum within the budget over every policy a student can
     submit) is computed once per lab and kept with it; runs are graded against it."""
@@ -612,6 +618,7 @@ def test_a_run_is_graded_against_the_labs_stored_reference(placed, lab_members):
     assert loaded.reference is None
 
 
+@pytest.mark.torch
 def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(placed, lab_members):
     learner, staff = lab_members
     run = submit(placed, learner.user, {"kind": "sqrt"})
@@ -634,6 +641,7 @@ def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(placed, lab_me
     assert 'id="optimal-policy"' in html and "checkpoint" in html
 
 
+@pytest.mark.torch
 def test_runs_graded_by_the_first_scoring_keep_their_grade_until_measured_again(
     placed, lab_members
 ):

@@ -45,6 +45,8 @@ def kill_session(process: subprocess.Popen) -> None:
     process.wait()
 
 
+@pytest.mark.worker
+@pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
 def test_a_run_survives_its_worker_being_killed_and_reaches_the_gradebook(
     fake_lms, tmp_path, monkeypatch

@@ -176,6 +176,7 @@ def production_environment() -> dict[str, str]:
     return environment
 
 
+@pytest.mark.worker
 def test_deployment_checks_pass_with_the_production_environment(tmp_path):
     env = {
         key: value

@@ -27,6 +27,7 @@ def test_readyz_reports_every_dependency(client):
     }
 
 
+@pytest.mark.worker
 def test_readyz_fails_while_redis_is_down_and_recovers(client, settings, tmp_path, monkeypatch):
     redis = PrivateRedis(tmp_path)
     settings.REDIS_URL = redis.url

@@ -14,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_ENV = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG")
 
@@ -24,6 +26,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.worker
 def test_ctrl_c_after_make_run_stops_everything_without_errors(tmp_path):
     port = free_port()
     # Under `make test` the parent make's MAKEFLAGS and MAKELEVEL would make this one print

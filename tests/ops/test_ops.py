@@ -46,6 +46,8 @@ class Collect(logging.Handler):
         self.lines.append(json.loads(self.format(record)))
 
 
+@pytest.mark.worker
+@pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
 def test_the_request_id_follows_a_request_into_its_task(quiz, tmp_path, monkeypatch, settings):
     redis = PrivateRedis(tmp_path)
@@ -250,6 +252,7 @@ class Container:
         assert self.process.wait(timeout=20) == 0
 
 
+@pytest.mark.worker
 @pytest.mark.django_db
 def test_metrics_add_up_across_containers_whose_pids_collide(client, settings, tmp_path,
                                                              monkeypatch):  # fmt: skip
@@ -319,6 +322,7 @@ def get(port: int, path: str, source: str = "127.0.0.1", **headers: str):
         connection.close()
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_as_compose_runs_it(tmp_path):
     """config/gunicorn.py with a production host list: probes by address answer, only the
@@ -375,6 +379,7 @@ def test_gunicorn_as_compose_runs_it(tmp_path):
     assert not_found["request_id"] == "miss-0123456789"
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_celery_worker_and_beat_as_compose_runs_them_write_only_json_lines(tmp_path):
     """`celery --quiet`: no plain-text banner; the worker and beat announce themselves in log

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 SHOW = (
@@ -32,12 +33,14 @@ def run_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.worker
 def test_secret_key_is_required_when_debug_is_off(tmp_path):
     result = run_settings(tmp_path, DEBUG="0")
     assert result.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
+@pytest.mark.worker
 def test_embedded_defaults_need_no_server(tmp_path):
     result = run_settings(tmp_path, DEBUG="1")
     assert result.returncode == 0, result.stderr
@@ -48,6 +51,7 @@ def test_embedded_defaults_need_no_server(tmp_path):
     assert (tmp_path / "dev-secret-key").exists()
 
 
+@pytest.mark.worker
 def test_production_services_come_from_the_environment(tmp_path):
     result = run_settings(
         tmp_path,
@@ -61,6 +65,7 @@ def test_production_services_come_from_the_environment(tmp_path):
     )
 
 
+@pytest.mark.worker
 def test_malformed_boolean_is_a_clear_error(tmp_path):
     result = run_settings(tmp_path, DEBUG="maybe", SECRET_KEY="x" * 50)
     assert result.returncode != 0

@@ -12,6 +12,7 @@ from assessments.tasks import clear_expired_sessions
 from tests.workers import celery_worker, wait_until
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_beat_task_clears_expired_sessions_in_a_real_worker():
     now = timezone.now()

@@ -30,6 +30,7 @@ DEFAULTS = [
 ]
 
 
+@pytest.mark.worker
 @pytest.mark.parametrize(("debug", "demo_mode", "expected"), DEFAULTS)
 def test_demo_mode_defaults_to_debug(tmp_path, debug, demo_mode, expected):
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DEMO_MODE")}

@@ -83,6 +83,7 @@ class Student:
         return self.post(f"{path}answer/", {"question": question, "option": right.pk}, page)
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_student_answers_through_a_redis_outage_and_the_grade_reaches_the_lms(
     fake_lms, quiz, tmp_path

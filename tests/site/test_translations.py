@@ -147,6 +147,7 @@ def launched_client_for(user, placement):
     return client
 
 
+@pytest.mark.torch
 def test_russian_pages_show_no_english_interface_string(russian_pages):
     strings = english_interface_strings()
     assert len(strings) > 200
