@@ -13,12 +13,13 @@ from labs.models import LabRun, RunStatus
 from labs.tasks import execute_lab_run
 from lti.models import Role
 from lti.services import enrol_demo_member
+from tests.labs_helpers import lab_placement, small_lab
+from tests.quiz_helpers import launched_client
+from tests.workers import PrivateRedis, send_through, start_beat, start_worker, stop, wait_until
 
-from ..labs_helpers import lab_placement, small_lab
-from ..quiz_helpers import launched_client
-from ..workers import PrivateRedis, send_through, start_beat, start_worker, stop, wait_until
 
-
+@pytest.mark.worker
+@pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
 def test_a_run_submitted_while_the_broker_is_down_is_queued_and_runs_when_it_returns(
     quiz, tmp_path, monkeypatch
@@ -68,6 +69,7 @@ def test_a_run_submitted_while_the_broker_is_down_is_queued_and_runs_when_it_ret
     assert done.execution_attempts == 1 and done.result["grads_match"]
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_one_run_the_broker_refuses_does_not_keep_the_others_from_the_requeue(
     quiz, tmp_path, monkeypatch

@@ -14,10 +14,9 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from lti.models import LtiUser
-
-from ..labs_helpers import small_lab
-from ..lti_platform import ROLE, Platform
-from .launch_helpers import answer_as, plain_http
+from tests.labs_helpers import small_lab
+from tests.lti.launch_helpers import answer_as, plain_http
+from tests.lti_platform import ROLE, Platform
 
 pytestmark = pytest.mark.browser
 

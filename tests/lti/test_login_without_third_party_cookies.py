@@ -16,8 +16,7 @@ from django.test import Client
 from lti import oidc
 from lti.models import LtiUser
 from lti.views import COOKIE_CHECK, RELAYED_FIELD
-
-from ..lti_platform import ROLE
+from tests.lti_platform import ROLE
 
 FRAMED = {"HTTP_SEC_FETCH_DEST": "iframe", "HTTP_SEC_FETCH_SITE": "cross-site"}
 CROSS_SITE_POST = {"HTTP_SEC_FETCH_DEST": "document", "HTTP_SEC_FETCH_SITE": "cross-site"}
