@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from assessments.services import load_quiz
-
-from ..browser import CHROMIUM, CHROMIUM_ARGS
-from ..lti_platform import Platform
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.lti_platform import Platform
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..lti_platform import Platform
+from tests.lti_platform import Platform
 
 
 def plain_http(settings) -> None:

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from ..lti_platform import ROLE
-from .launch_helpers import answer_as
+from tests.lti.launch_helpers import answer_as
+from tests.lti_platform import ROLE
 
 pytestmark = pytest.mark.browser
 

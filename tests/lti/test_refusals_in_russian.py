@@ -12,8 +12,7 @@ from django.test import Client
 from django.utils import translation
 
 import lti
-
-from ..lti_platform import ROLE, start_login
+from tests.lti_platform import ROLE, start_login
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from lti.models import Role
-
-from ..quiz_helpers import launched_client
-from ..workers import _env
+from tests.quiz_helpers import launched_client
+from tests.workers import _env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,6 +80,7 @@ def test_the_roster_time_ends_its_sentence_once(learner_membership):
     assert "p.m.." not in page
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_registration_made_in_another_process_may_frame_the_tool_at_once(client):
     """The origins allowed to frame the tool are kept per process: a platform registered by
