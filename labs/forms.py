@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from assessments.models import GradingMethod
 
 from .models import LabSchedule
-from .runner.policies import MAX_POLICY_CHARS, OP_KINDS
+from .runner.policies import MAX_POLICY_CHARS, OP_KINDS, PolicyError, parse_policy
 
 OP_KIND_LABELS = {
     "matmul": _("Matrix multiplications"),
@@ -46,21 +46,22 @@ class PolicyForm(forms.Form):
     recompute = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     cuts = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     save = forms.MultipleChoiceField(
-        label=_("Op kinds to keep"),
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        choices=[(kind, OP_KIND_LABELS[kind]) for kind in OP_KINDS],
+        label=_("Op kinds to keep"), required=False, widget=forms.CheckboxSelectMultiple
     )
     policy_json = forms.CharField(
         label=_("Policy as JSON"),
         required=False,
         max_length=MAX_POLICY_CHARS,
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "autocomplete": "off"}),
     )
 
-    def __init__(self, *args: Any, blocks: int, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, blocks: int, op_kinds: tuple[str, ...] = OP_KINDS, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.blocks = blocks
+        # Only the op kinds this model runs: a chain of Linear+ReLU has no attention.
+        self.fields["save"].choices = [(kind, OP_KIND_LABELS[kind]) for kind in op_kinds]
         self.fields["size"].validators.append(MaxValueValidator(blocks))
         self.fields["recompute"].choices = [(str(i), str(i)) for i in range(blocks)]
         self.fields["cuts"].choices = [(str(i), str(i)) for i in range(1, blocks)]
@@ -93,6 +94,15 @@ class PolicyForm(forms.Form):
             except (ValueError, RecursionError):
                 # Python refuses numbers of thousands of digits and nesting too deep to parse.
                 self.add_error("policy_json", _("This JSON is too large or too deeply nested."))
+        if "policy" in data:
+            try:
+                parse_policy(data["policy"], self.blocks)
+            except PolicyError as error:
+                del data["policy"]
+                self.add_error(
+                    "policy_json" if kind == "json" else None,
+                    _("This policy cannot run: %(reason)s.") % {"reason": error},
+                )
         return data
 
     def _policy_from_layers(self, recompute: set[int], cuts: set[int]) -> dict[str, Any]:

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import models
 from django.db.models import Q, QuerySet
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
 
 from assessments.grading import ComputedGrade
 from assessments.models import Grade, GradingMethod
 from lti.models import ResourceLink
 
 from .grading import GradedRun, lab_grade
-from .models import LabRun, LabSchedule, LatePolicy, RunStatus
-from .runner.spec import REFERENCE_VERSION
+from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
+from .runner.costmodel import BlockCosts, plan_cost
+from .runner.policies import parse_policy, policy_text
+from .runner.spec import MODEL_OP_KINDS, REFERENCE_VERSION
 
 # A lab is graded from its best or its last run.
 LAB_METHODS = (GradingMethod.HIGHEST, GradingMethod.LAST)
@@ -131,6 +138,25 @@ def grade_of(user: Any, placement: ResourceLink) -> Grade | None:
 
 
 @dataclass(frozen=True)
+class Timing:
+    """A step's time over the timed repeats: the median and the spread around it. Runs
+    measured before the spread was kept have only the median (``repeats`` 0)."""
+
+    median_ms: float
+    min_ms: float | None
+    max_ms: float | None
+    repeats: int
+
+    @classmethod
+    def of(cls, median: float | None, timings: list[float] | None) -> Timing | None:
+        if median is None:
+            return None
+        if not timings:
+            return cls(median, None, None, 0)
+        return cls(median, min(timings), max(timings), len(timings))
+
+
+@dataclass(frozen=True)
 class RunReport:
     """The figures a student's result page explains, and why the score is what it is."""
 
@@ -146,8 +172,8 @@ class RunReport:
     reason: str
     graded_before: bool  # graded by an earlier scoring (docs/labs.md, "Runs graded before")
     device: str
-    time_ms: float | None
-    baseline_time_ms: float | None
+    timing: Timing | None
+    baseline_timing: Timing | None
     recompute_pointwise_ops: int
 
 
@@ -182,8 +208,10 @@ def run_report(run: LabRun) -> RunReport | None:
         reason=reason,
         graded_before=graded_before,
         device=result["device"],
-        time_ms=result.get("time_ms_median"),
-        baseline_time_ms=result.get("baseline_time_ms_median"),
+        timing=Timing.of(result.get("time_ms_median"), result.get("timings_ms")),
+        baseline_timing=Timing.of(
+            result.get("baseline_time_ms_median"), result.get("baseline_timings_ms")
+        ),
         recompute_pointwise_ops=result.get("recompute_pointwise_ops", 0),
     )
 
@@ -221,64 +249,87 @@ def queue_position(run: LabRun) -> int | None:
     return ahead.count() + 1
 
 
+# CommonMark with raw HTML off: an author's "<script>" shows as text, and links with
+# javascript: and similar schemes are not made links.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+
+
+@lru_cache(maxsize=64)
+def instructions_html(text: str) -> SafeString:
+    """A lab's instructions (Markdown in ``content/labs.yaml``) as HTML; rendered once per
+    text, that is once per lab version and language, not on every request."""
+    return mark_safe(_MARKDOWN.render(text))  # safe: the renderer escapes raw HTML
+
+
+def policy_json(policy: Any) -> str:
+    """A policy as the student reads and edits it: indented JSON with sorted keys."""
+    if isinstance(policy, str):
+        try:
+            policy = json.loads(policy)
+        except ValueError:
+            return policy
+    return json.dumps(policy, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def op_kinds_of(lab: Lab) -> tuple[str, ...]:
+    """The op kinds a selective policy can keep in this lab's model."""
+    return MODEL_OP_KINDS[lab.model_kind]
+
+
 @dataclass(frozen=True)
-class ChartPoint:
-    label: str
+class PolicyEstimate:
+    """What the grading cost model says a policy will measure, before it runs."""
+
     peak_bytes: int
     recompute_flops: int
-    x: float
-    y: float
-    kind: str
+    budget_bytes: int
+    forward_flops: int
+
+    @property
+    def within_budget(self) -> bool:
+        return self.peak_bytes <= self.budget_bytes
+
+    @property
+    def over_budget_bytes(self) -> int:
+        return max(self.peak_bytes - self.budget_bytes, 0)
+
+    @property
+    def recompute_passes(self) -> float:
+        """Recomputation as a share of one forward pass."""
+        return self.recompute_flops / self.forward_flops if self.forward_flops else 0.0
 
 
-@dataclass(frozen=True)
-class RunChart:
-    """Memory (x) against recomputation (y), scaled to an SVG of ``width`` × ``height``."""
-
-    width: int
-    height: int
-    points: list[ChartPoint]
-    frontier_path: str
-    budget_x: float
-    max_peak_bytes: int
-    max_recompute_flops: int
-
-
-CHART_WIDTH, CHART_HEIGHT, MARGIN = 560, 300, 48
-
-
-def run_chart(result: dict[str, Any], labels: dict[str, str]) -> RunChart | None:
-    """The student's point beside the unchecked baseline, the sqrt(N) schedule and the
-    optimal frontier; ``labels`` names them in the page's language."""
-    reference = result.get("reference")
-    if not reference:
+def policy_estimate(lab: Lab, policy: str | Mapping[str, Any]) -> PolicyEstimate | None:
+    """The peak and recomputation the runner will measure for ``policy``, from the lab's
+    reference: segment policies through the cost model fitted on the meter (the one that
+    finds the optimum runs are graded against), selective ones from the reference's
+    measurement of the same op kinds. None while the lab's reference is not computed yet.
+    Raises PolicyError, as submitting would, for a policy that cannot run."""
+    plan = parse_policy(policy if isinstance(policy, str) else policy_text(policy), lab.blocks)
+    reference = lab.reference or {}
+    if (
+        reference.get("version") != REFERENCE_VERSION
+        or reference.get("budget_bytes") != lab.budget_bytes
+        or "block_costs" not in reference
+    ):
         return None
-    raw = [
-        (labels["student"], result["peak_activation_bytes"], result["recompute_flops"], "student"),
-        (labels["baseline"], result["baseline_peak_activation_bytes"], 0, "baseline"),
-    ]
-    if reference.get("sqrt"):
-        sqrt = reference["sqrt"]
-        raw.append((labels["sqrt"], sqrt["peak_activation_bytes"], sqrt["recompute_flops"], "sqrt"))
-    frontier = reference.get("frontier") or []
-    raw += [
-        (labels["frontier"], p["peak_activation_bytes"], p["recompute_flops"], "frontier")
-        for p in frontier
-    ]
-    budget = int(result.get("budget_bytes") or 0)
-    max_x = max([peak for _l, peak, _r, _k in raw] + [budget]) or 1
-    max_y = max(recompute for _l, _p, recompute, _k in raw) or 1
-
-    def sx(value: float) -> float:
-        return round(MARGIN + (CHART_WIDTH - 2 * MARGIN) * value / max_x, 1)
-
-    def sy(value: float) -> float:
-        return round(CHART_HEIGHT - MARGIN - (CHART_HEIGHT - 2 * MARGIN) * value / max_y, 1)
-
-    points = [
-        ChartPoint(label, peak, recompute, sx(peak), sy(recompute), kind)
-        for label, peak, recompute, kind in raw
-    ]
-    ordered = sorted((p for p in points if p.kind == "frontier"), key=lambda p: p.peak_bytes)
-    path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(ordered))
-    return RunChart(CHART_WIDTH, CHART_HEIGHT, points, path, sx(budget), max_x, max_y)
+    if plan.save_ops is None:
+        costs = BlockCosts.from_dict(reference["block_costs"])
+        peak, recompute = plan_cost(costs, plan.segments)
+    else:
+        # Kinds the model does not run change nothing (the reference measured one policy
+        # per set of kinds it runs).
+        kept = plan.save_ops & set(op_kinds_of(lab))
+        point = next(
+            (p for p in reference.get("selective", []) if set(p["policy"]["save"]) == kept),
+            None,
+        )
+        if point is None:
+            return None
+        peak, recompute = point["peak_activation_bytes"], point["recompute_flops"]
+    return PolicyEstimate(
+        peak_bytes=peak,
+        recompute_flops=recompute,
+        budget_bytes=lab.budget_bytes,
+        forward_flops=reference["forward_flops"],
+    )

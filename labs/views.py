@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -20,32 +22,39 @@ from lti.access import launch_required, member_placement, placement_in_launch, s
 from lti.models import ResourceLink, Role
 
 from . import selectors, services
+from .charts import run_chart
 from .forms import PolicyForm, ScheduleForm
 from .models import LabRun, LatePolicy, RunStatus
 from .selectors import SubmissionWindow
 
 
-def _chart_labels() -> dict[str, str]:
-    return {
-        "student": _("Your policy"),
-        "baseline": _("No checkpointing"),
-        "sqrt": _("√N segments"),
-        "frontier": _("Optimal frontier"),
-    }
+def _policy_form(placement: ResourceLink, data: Any = None) -> PolicyForm:
+    lab = placement.lab
+    return PolicyForm(data, blocks=lab.blocks, op_kinds=selectors.op_kinds_of(lab))
 
 
 def _render_placement(
-    request: HttpRequest, placement: ResourceLink, role: Role, form: PolicyForm, status: int = 200
+    request: HttpRequest,
+    placement: ResourceLink,
+    role: Role,
+    form: PolicyForm,
+    status: int = 200,
+    estimate: selectors.PolicyEstimate | None = None,
+    estimated: bool = False,
 ) -> HttpResponse:
     lab = placement.lab
     language = get_language()
     rules = selectors.lab_policy(placement)
     runs = list(selectors.runs_of(request.user, placement))
+    policy = form.cleaned_data.get("policy") if form.is_bound and form.is_valid() else None
     context = {
         "placement": placement,
         "lab": lab,
         "title": localized(lab.title, language),
-        "instructions": localized(lab.instructions, language),
+        "instructions": selectors.instructions_html(localized(lab.instructions, language)),
+        "estimate": estimate,
+        "estimated": estimated,
+        "policy_json": selectors.policy_json(policy) if policy is not None else "",
         "rules": rules,
         "window": selectors.submission_window(rules, timezone.now()),
         "SubmissionWindow": SubmissionWindow,
@@ -64,14 +73,44 @@ def _render_placement(
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
     found, role = member_placement(request, placement_id, "lab")
-    return _render_placement(request, found, role, PolicyForm(blocks=found.lab.blocks))
+    return _render_placement(request, found, role, _policy_form(found))
+
+
+@require_POST
+@launch_required
+def estimate(request: HttpRequest, placement_id: int) -> HttpResponse:
+    """What the grading cost model says the policy being built will measure: JSON for the
+    workbench's script (``Accept: application/json``), else the lab page with the estimate
+    (the form's "Estimate" button without JavaScript). Nothing is stored or queued."""
+    found, role = member_placement(request, placement_id, "lab")
+    form = _policy_form(found, request.POST)
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    if not form.is_valid():
+        if wants_json:
+            errors = [str(error) for errors in form.errors.values() for error in errors]
+            return JsonResponse({"errors": errors}, status=400)
+        return _render_placement(request, found, role, form, status=400)
+    policy = form.cleaned_data["policy"]
+    figures = selectors.policy_estimate(found.lab, policy)
+    if not wants_json:
+        return _render_placement(request, found, role, form, estimate=figures, estimated=True)
+    return JsonResponse(
+        {
+            "policy": selectors.policy_json(policy),
+            "estimate": None if figures is None else asdict(figures),
+            "within_budget": None if figures is None else figures.within_budget,
+            "html": render_to_string(
+                "labs/_estimate.html", {"estimate": figures, "estimated": True}, request
+            ),
+        }
+    )
 
 
 @require_POST
 @launch_required
 def submit(request: HttpRequest, placement_id: int) -> HttpResponse:
     found, role = member_placement(request, placement_id, "lab")
-    form = PolicyForm(request.POST, blocks=found.lab.blocks)
+    form = _policy_form(found, request.POST)
     if not form.is_valid():
         return _render_placement(request, found, role, form, status=400)
     try:
@@ -106,7 +145,7 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
         "title": localized(run.placement.lab.title, get_language()),
         "queue_position": selectors.queue_position(run),
         "report": selectors.run_report(run),
-        "chart": selectors.run_chart(result, _chart_labels()) if result else None,
+        "chart": run_chart(result) if result else None,
         "is_pending": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
         "RunStatus": RunStatus,
         "optimal_policy": selectors.optimal_policy(

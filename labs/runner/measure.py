@@ -25,6 +25,7 @@ class StepFigures:
     op_calls: dict[str, int]
     gradients: list[torch.Tensor]
     time_ms_median: float | None = None
+    timings_ms: list[float] | None = None  # every timed step, for the spread beside the median
     cuda_max_memory_allocated_bytes: int | None = None
 
 
@@ -119,6 +120,7 @@ def measure_step(
             _synchronize(device)
             timings.append((time.perf_counter() - started) * 1000)
         figures.time_ms_median = statistics.median(timings)
+        figures.timings_ms = [round(timing, 3) for timing in timings]
     for parameter in parameters:
         parameter.grad = None
     return figures

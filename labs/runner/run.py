@@ -140,6 +140,8 @@ def run_lab(
         "grad_tolerance": max(tolerances) if tolerances else 0.0,
         "time_ms_median": figures.time_ms_median,
         "baseline_time_ms_median": baseline.time_ms_median,
+        "timings_ms": figures.timings_ms,
+        "baseline_timings_ms": baseline.timings_ms,
     }
     if target.type == "cuda":
         result["cuda_max_memory_allocated_bytes"] = figures.cuda_max_memory_allocated_bytes

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["MODEL_KINDS", "REFERENCE_VERSION", "ModelSpec", "SpecError"]
+__all__ = ["MODEL_KINDS", "MODEL_OP_KINDS", "REFERENCE_VERSION", "ModelSpec", "SpecError"]
 
 # How runs are graded (labs.runner.reference): stored with each reference and each run's
 # result, so results graded another way are known (docs/labs.md, "Runs graded before").
 REFERENCE_VERSION = 2
 
 MODEL_KINDS = ("chain", "residual", "transformer")
+# The op kinds (labs.runner.policies.OP_KINDS) each model runs: a selective policy naming
+# any other kind changes nothing, so the workbench offers only these.
+MODEL_OP_KINDS = {
+    "chain": ("matmul", "pointwise"),
+    "residual": ("matmul", "pointwise"),
+    "transformer": ("matmul", "attention", "norm", "pointwise"),
+}
 # Bounds that keep one lab run within what a single GPU (or a laptop CPU) can do.
 MAX_BLOCKS = 1024
 MAX_WIDTH = 8192

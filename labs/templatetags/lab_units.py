@@ -4,6 +4,7 @@ from django import template
 from django.utils.formats import number_format
 
 from assessments.grading import format_grade
+from labs.selectors import policy_json as policy_json_text
 
 register = template.Library()
 
@@ -40,3 +41,9 @@ def score_percent(value: Decimal | float | None) -> str:
     if value is None:
         return "—"
     return format_grade(Decimal(str(value)) * 100)
+
+
+@register.filter
+def policy_json(policy: object) -> str:
+    """A policy as indented JSON, as the student writes it (never Python's repr)."""
+    return policy_json_text(policy)

@@ -39,17 +39,18 @@ def test_student_builds_a_policy_on_the_layers_and_reads_the_result(page, live_s
 
     page.reload()
     expect(page.locator("#score")).to_be_visible()
-    student = page.locator("circle[data-kind=student]")
-    expect(student).to_have_count(1)
-    assert (
-        int(student.get_attribute("data-peak-bytes"))
-        == run.__class__.objects.get().result["peak_activation_bytes"]
-    )
-    assert page.locator("circle[data-kind=frontier]").count() >= 5
-    expect(page.locator("circle[data-kind=sqrt]")).to_have_count(1)
-    reference = LabRun.objects.get().result["reference"]
+    measured = LabRun.objects.get().result
+    reference = measured["reference"]
     points = 2 + bool(reference.get("sqrt")) + len(reference["frontier"])  # student, baseline
-    expect(page.locator("circle")).to_have_count(points)
     expect(page.locator("table.chart-data tbody tr")).to_have_count(points)
+    student = page.locator("table.chart-data tr[data-kind=student]")
+    assert int(student.get_attribute("data-peak-bytes")) == measured["peak_activation_bytes"]
+    expect(page.locator("canvas[data-chart=run]")).to_have_attribute("data-drawn", "5")
+    drawn = page.evaluate(
+        """() => Chart.getChart(document.querySelector("canvas[data-chart=run]")).data.datasets
+             .map((d) => [d.label, d.data.length])"""
+    )
+    assert drawn[:3] == [["Your policy", 1], ["√N segments", 1], ["No checkpointing", 1]]
+    assert drawn[3] == ["Optimal frontier", len(reference["frontier"])] and drawn[3][1] >= 5
     expect(page.locator("#explanation")).to_contain_text("Score")
     assert axe_violations(page) == []

@@ -1,0 +1,227 @@
+"""The lab workbench: the live estimate comes from the cost model that grades runs, so what
+it says a policy will measure is what the real runner then measures; bad policies are
+refused with a message and nothing typed is lost; the result page shows the policy as JSON,
+the chart's configuration and table, and the timing only with its spread."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from labs import services
+from labs.models import LabRun, RunStatus
+from labs.runner.spec import MODEL_OP_KINDS
+from labs.selectors import instructions_html
+from lti.models import Role
+from lti.services import enrol_demo_member
+
+from ..labs_helpers import lab_placement, small_lab
+from ..quiz_helpers import launched_client
+
+JSON = {"HTTP_ACCEPT": "application/json"}
+
+
+@pytest.fixture(autouse=True)
+def quick_runs(settings):
+    settings.LAB_TIMING_REPEATS = 3
+    settings.LAB_RETRY_BACKOFF_SECONDS = 0
+
+
+def workbench(quiz, **lab_fields):
+    """A learner's session in a course with a lab placed, its reference computed by the
+    real runner (as a lab's first run computes it)."""
+    learner = enrol_demo_member(Role.LEARNER)
+    lab = small_lab(max_runs=0, **lab_fields)
+    services.ensure_reference(lab)
+    return launched_client(learner), lab_placement(learner.context, lab), learner
+
+
+def estimate(client, placement, form: dict):
+    return client.post(reverse("labs:estimate", args=[placement.pk]), form, **JSON)
+
+
+def run(client, placement, form: dict) -> LabRun:
+    response = client.post(reverse("labs:submit", args=[placement.pk]), form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    done = services.execute_run(LabRun.objects.latest("pk").pk)
+    assert done.status == RunStatus.SUCCEEDED, done.error
+    return done
+
+
+NESTED = {
+    "kind": "nested",
+    "segments": [
+        {
+            "start": 0,
+            "end": 6,
+            "checkpoint": True,
+            "segments": [
+                {"start": 0, "end": 3, "checkpoint": True},
+                {"start": 3, "end": 6, "checkpoint": False},
+            ],
+        },
+        {"start": 6, "end": 8, "checkpoint": False},
+    ],
+}
+CHAIN_FORMS = [
+    {"kind": "none"},
+    {"kind": "every_block"},
+    {"kind": "sqrt"},
+    {"kind": "segments", "size": "3"},
+    {"kind": "layers", "recompute": ["0", "1", "2", "3", "5"], "cuts": ["2", "5"]},
+    {"kind": "selective", "save": ["matmul"]},
+    {"kind": "json", "policy_json": json.dumps(NESTED)},
+]
+
+
+def test_the_estimate_is_what_the_runner_then_measures_for_every_kind_of_policy(quiz):
+    client, placement, _learner = workbench(quiz)
+    over_budget = 0
+    for form in CHAIN_FORMS:
+        response = estimate(client, placement, form)
+        assert response.status_code == 200, (form, response.content)
+        figures = response.json()["estimate"]
+        measured = run(client, placement, form).result
+        assert (figures["peak_bytes"], figures["recompute_flops"]) == (
+            measured["peak_activation_bytes"],
+            measured["recompute_flops"],
+        ), form
+        assert response.json()["within_budget"] == measured["within_budget"], form
+        over_budget += not measured["within_budget"]
+    # The policies span both sides of the budget, so "fits" is not said of everything.
+    assert 0 < over_budget < len(CHAIN_FORMS)
+
+
+def test_the_estimate_of_a_selective_policy_in_a_transformer_is_what_the_runner_measures(quiz):
+    client, placement, _learner = workbench(
+        quiz,
+        slug="tiny-transformer",
+        model_kind="transformer",
+        blocks=2,
+        width=16,
+        batch=2,
+        sequence=8,
+        heads=2,
+        dropout=0.1,
+        budget_bytes=10**7,
+    )
+    # The op kinds the workbench offers are the ones the reference found the model runs.
+    reference = placement.lab.__class__.objects.get(pk=placement.lab.pk).reference
+    ran = max((p["policy"]["save"] for p in reference["selective"]), key=len)
+    assert set(ran) == set(MODEL_OP_KINDS["transformer"])
+    for form in (
+        {"kind": "selective", "save": ["attention", "norm"]},
+        {"kind": "selective", "save": []},
+        {"kind": "segments", "size": "1"},
+    ):
+        figures = estimate(client, placement, form).json()["estimate"]
+        measured = run(client, placement, form).result
+        assert (figures["peak_bytes"], figures["recompute_flops"]) == (
+            measured["peak_activation_bytes"],
+            measured["recompute_flops"],
+        ), form
+
+
+def test_a_chain_offers_only_the_op_kinds_it_runs(quiz):
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    page = launched_client(learner).get(reverse("labs:placement", args=[placement.pk]))
+    html = page.content.decode()
+    assert 'name="save" value="matmul"' in html and 'name="save" value="pointwise"' in html
+    assert 'value="attention"' not in html and 'value="norm"' not in html
+    ran = small_lab(slug="other")  # the mapping agrees with what the meter counts
+    services.ensure_reference(ran)
+    measured = max((p["policy"]["save"] for p in ran.reference["selective"]), key=len)
+    assert set(measured) == set(MODEL_OP_KINDS["chain"])
+
+
+def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed(quiz):
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    client = launched_client(learner)
+    broken = '{"kind": "segments", "size": '
+    response = estimate(client, placement, {"kind": "json", "policy_json": broken})
+    assert response.status_code == 400
+    assert "not valid JSON" in response.json()["errors"][0]
+
+    overlapping = json.dumps(
+        {
+            "kind": "boundaries",
+            "segments": [
+                {"start": 0, "end": 5, "checkpoint": True},
+                {"start": 4, "end": 8, "checkpoint": False},
+            ],
+        }
+    )
+    response = estimate(client, placement, {"kind": "json", "policy_json": overlapping})
+    assert response.status_code == 400
+    assert "overlaps the one before it" in response.json()["errors"][0]
+    response = estimate(client, placement, {"kind": "segments", "size": "99"})
+    assert response.status_code == 400 and response.json()["errors"]
+
+    # Submitting the same text: a 400 page that says why and still holds every character.
+    response = client.post(
+        reverse("labs:submit", args=[placement.pk]), {"kind": "json", "policy_json": overlapping}
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "overlaps the one before it" in html
+    assert overlapping.replace('"', "&quot;") in html
+    assert not LabRun.objects.exists()
+
+
+def test_without_javascript_the_estimate_button_shows_the_page_with_the_estimate(quiz):
+    client, placement, _learner = workbench(quiz)
+    response = client.post(reverse("labs:estimate", args=[placement.pk]), {"kind": "sqrt"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert not LabRun.objects.exists()
+    assert "Peak activation memory:" in html and "Recomputed:" in html
+    assert '"kind": "sqrt"' in html.replace("&quot;", '"')  # the policy as JSON, in the editor
+
+
+def test_before_the_reference_exists_the_estimate_says_so(quiz):
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    response = estimate(launched_client(learner), placement, {"kind": "sqrt"})
+    assert response.status_code == 200
+    assert response.json()["estimate"] is None
+    assert "No estimate yet" in response.json()["html"]
+
+
+def test_instructions_are_markdown_paragraphs_with_html_escaped():
+    html = instructions_html(
+        "A chain of **64 blocks**\nthat wraps.\n\nA second <script>alert(1)</script> "
+        "paragraph with [a link](javascript:alert(1))."
+    )
+    assert html.count("<p>") == 2
+    assert "<strong>64 blocks</strong>\nthat wraps." in html  # a line break is a space
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert 'href="javascript' not in html
+
+
+def test_the_result_page_shows_the_policy_as_json_the_chart_and_the_timing_spread(quiz):
+    client, placement, _learner = workbench(quiz)
+    done = run(client, placement, {"kind": "sqrt"})
+    html = client.get(reverse("labs:run", args=[done.public_id])).content.decode()
+    assert "{&#x27;kind&#x27;" not in html and "{'kind'" not in html  # never Python's repr
+    assert "&quot;kind&quot;: &quot;sqrt&quot;" in html or '"kind": "sqrt"' in html
+    start = html.index('<script id="chart-run" type="application/json">') + len(
+        '<script id="chart-run" type="application/json">'
+    )
+    config = json.loads(html[start : html.index("</script>", start)])
+    labels = [dataset["label"] for dataset in config["data"]["datasets"]]
+    assert labels[:3] == ["Your policy", "√N segments", "No checkpointing"]
+    assert labels[3:] == ["Optimal frontier", "Budget"]
+    assert config["options"]["scales"]["x"]["title"]["text"] == "Peak activation memory (MiB)"
+    assert config["options"]["plugins"]["legend"]["display"] is True
+    # The reference points are drawn above the frontier (a lower order is drawn later).
+    order = {dataset["label"]: dataset["order"] for dataset in config["data"]["datasets"]}
+    assert max(order["√N segments"], order["No checkpointing"]) < order["Optimal frontier"]
+    timings = done.result["timings_ms"]
+    assert len(timings) == 3
+    assert "not comparable" in html
+    low, high = min(timings), max(timings)
+    assert f"{low:.1f} – {high:.1f}" in html
