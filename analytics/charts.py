@@ -3,9 +3,11 @@ chart and its accessible table come from the same figures."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from .selectors import LabDashboard, QuizDashboard
 
@@ -140,14 +142,16 @@ def lab_charts(dashboard: LabDashboard) -> dict[str, dict[str, Any]]:
         + [p["recompute_flops"] for p in dashboard.frontier]
         + [1]
     )
+    runs = _grouped_runs(dashboard)
     datasets: list[dict[str, Any]] = [
         {
             "type": "scatter",
-            "label": _("Runs"),
-            "data": [
-                {"x": p.peak_bytes / MIB, "y": p.recompute_flops / GFLOP} for p in dashboard.points
-            ],
+            "label": _("Runs (a larger point: several runs with the same figures)"),
+            "data": runs,
             "backgroundColor": ORANGE,
+            "borderColor": "#24292f",
+            "borderWidth": 1,
+            "pointRadius": [point["radius"] for point in runs],
         },
         {
             "type": "line",
@@ -193,6 +197,30 @@ def lab_charts(dashboard: LabDashboard) -> dict[str, dict[str, Any]]:
             ),
         }
     }
+
+
+def _grouped_runs(dashboard: LabDashboard) -> list[dict[str, Any]]:
+    """One point per distinct (peak, recomputation): runs of one policy measure the same
+    figures, so they would sit on one point. Its size grows with the runs on it and its
+    tooltip names the students (no jitter: the position stays exact)."""
+    groups: dict[tuple[int, int], list[str]] = {}
+    for point in dashboard.points:
+        groups.setdefault((point.peak_bytes, point.recompute_flops), []).append(point.student)
+    grouped = []
+    for (peak, recompute), students in groups.items():
+        names = ", ".join(sorted(set(students)))
+        runs = len(students)
+        grouped.append(
+            {
+                "x": peak / MIB,
+                "y": recompute / GFLOP,
+                "runs": runs,
+                "radius": min(4 + 2 * math.isqrt(runs * 4 - 3), 16),
+                "label": ngettext("%(runs)d run: %(names)s", "%(runs)d runs: %(names)s", runs)
+                % {"runs": runs, "names": names},
+            }
+        )
+    return grouped
 
 
 def _round(value: float | None) -> float | None:
