@@ -216,7 +216,11 @@ def _grouped_runs(dashboard: LabDashboard) -> list[dict[str, Any]]:
                 "y": recompute / GFLOP,
                 "runs": runs,
                 "radius": min(4 + 2 * math.isqrt(runs * 4 - 3), 16),
-                "label": ngettext("%(runs)d run: %(names)s", "%(runs)d runs: %(names)s", runs)
+                "label": ngettext(
+                    "%(runs)d run with these figures: %(names)s",
+                    "%(runs)d runs with these figures: %(names)s",
+                    runs,
+                )
                 % {"runs": runs, "names": names},
             }
         )

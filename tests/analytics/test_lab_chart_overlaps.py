@@ -44,6 +44,6 @@ def test_runs_on_one_point_are_one_larger_point_that_names_its_students(db, fake
     assert sorted(by_runs) == [1, 3]
     shared = by_runs[3]
     assert (shared["x"], shared["y"]) == (3000 / 2**20, 4000 / 1e9)  # exact, not jittered
-    assert shared["label"] == "3 runs: Ada, Boris, Chen"
+    assert shared["label"] == "3 runs with these figures: Ada, Boris, Chen"
     radius = dict(zip((point["runs"] for point in runs["data"]), runs["pointRadius"], strict=True))
     assert radius[3] > radius[1]
