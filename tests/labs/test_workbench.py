@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from labs import services
 from labs.models import LabRun, RunStatus
 from labs.runner.spec import MODEL_OP_KINDS
 from labs.selectors import instructions_html
+from lti.access import SESSION_KEY
 from lti.models import Role
 from lti.services import enrol_demo_member
 
@@ -225,3 +227,16 @@ def test_the_result_page_shows_the_policy_as_json_the_chart_and_the_timing_sprea
     assert "not comparable" in html
     low, high = min(timings), max(timings)
     assert f"{low:.1f} – {high:.1f}" in html
+
+
+def test_the_estimate_is_only_for_members_of_the_course(quiz):
+    learner = enrol_demo_member(Role.LEARNER)
+    placement = lab_placement(learner.context, small_lab())
+    url = reverse("labs:estimate", args=[placement.pk])
+    assert Client().post(url, {"kind": "sqrt"}, **JSON).status_code == 403  # no launch
+    outsider = launched_client(enrol_demo_member(Role.LEARNER))
+    session = outsider.session
+    session[SESSION_KEY] = {}  # signed in, but launched into no course
+    session.save()
+    assert outsider.post(url, {"kind": "sqrt"}, **JSON).status_code in (403, 404)
+    assert outsider.get(url).status_code == 405  # an estimate is asked for with the form
