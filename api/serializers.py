@@ -40,7 +40,7 @@ class ActivitySerializer(serializers.ModelSerializer):
         model = Quiz
         fields = ["id", "kind", "slug", "title", "version", "max_attempts", "grading_method"]
 
-    def get_kind(self, quiz: Quiz) -> str:
+    def get_kind(self, _quiz: Quiz) -> str:
         return "quiz"
 
     def get_title(self, quiz: Quiz) -> dict[str, str]:

@@ -58,7 +58,7 @@ def wsgi_caller(application: Callable, port: int) -> Callable:
         }
         reply: dict = {}
 
-        def start_response(status: str, headers: list, exc_info=None) -> None:
+        def start_response(status: str, headers: list, _exc_info=None) -> None:
             reply["status"], reply["headers"] = status, dict(headers)
             reply["cookies"] = [value for name, value in headers if name == "Set-Cookie"]
 

@@ -286,7 +286,7 @@ def platform_for(stack: Stack):
     gateway = inspect.stdout.strip()
 
     class OnGateway(lti_platform.ThreadingHTTPServer):
-        def __init__(self, address, handler) -> None:
+        def __init__(self, _address, handler) -> None:
             super().__init__((gateway, 0), handler)
 
     lti_platform.ThreadingHTTPServer = OnGateway

@@ -78,7 +78,7 @@ def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
     return sync
 
 
-def _first_in_its_chain(sync: GradeSync, now: datetime) -> list[str] | None:
+def _first_in_its_chain(sync: GradeSync, _now: datetime) -> list[str] | None:
     earlier = GradeSync.objects.filter(
         user_id=sync.user_id, placement_id=sync.placement_id, state=SyncState.PENDING
     ).filter(Q(created_at__lt=sync.created_at) | Q(created_at=sync.created_at, pk__lt=sync.pk))

@@ -43,7 +43,8 @@ class RedisCacheClient(django_redis.RedisCacheClient):
         super().__init__(*args, **kwargs)
         self._clients: dict[int, Any] = {}
 
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+    def get_client(self, _key: Any = None, *, write: bool = False) -> Any:
+        # One client per connection pool, whatever the key (Django passes it for sharding).
         pool = self._get_connection_pool(write)
         client = self._clients.get(id(pool))
         if client is None:

@@ -77,7 +77,7 @@ def say_as_json(message: str, stream=sys.__stderr__) -> None:
 
 
 @celeryd_after_setup.connect
-def announce_worker(sender: str, instance=None, conf=None, **kwargs) -> None:
+def announce_worker(sender: str, instance=None, **kwargs) -> None:
     from celery.apps import worker as worker_module
     from django.conf import settings
 

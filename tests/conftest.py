@@ -85,12 +85,12 @@ def seed_content():
 
 
 @pytest.fixture
-def quiz(db, seed_content) -> Quiz:
+def quiz(db, seed_content) -> Quiz:  # noqa: ARG001
     return load_quiz(seed_content).quiz
 
 
 @pytest.fixture
-def learner_membership(quiz) -> Membership:
+def learner_membership(quiz) -> Membership:  # noqa: ARG001
     return enrol_demo_member(Role.LEARNER)
 
 
@@ -124,7 +124,7 @@ def platform_server():
 
 
 @pytest.fixture
-def platform(platform_server, quiz):
+def platform(platform_server, quiz):  # noqa: ARG001
     """A registered LMS (issuer, client id, deployment "1") driving the tool."""
     from .lti_platform import Platform
 
@@ -156,7 +156,7 @@ def browser(playwright):
 
 
 @pytest.fixture
-def page(browser, live_server, transactional_db, seed_content):
+def page(browser, live_server, transactional_db, seed_content):  # noqa: ARG001
     """A fresh browser context on the live server, with the seed quiz loaded."""
     load_quiz(seed_content)
     context = browser.new_context(locale="en-US")

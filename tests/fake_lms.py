@@ -43,147 +43,8 @@ class FakeLms:
         self.accepted: list[tuple[str, str, str, float]] = []
         self.lineitems: dict[str, dict] = {}
         self.members: list[dict] = []
-        lms = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _body(self) -> bytes:
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-            def _send(self, status: int, body: Any, headers: dict | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _scopes(self) -> set[str] | None:
-                header = self.headers.get("Authorization", "")
-                token = header.removeprefix("Bearer ").strip()
-                with lms.lock:
-                    found = lms.tokens.get(token)
-                if not found or found[0] < time.time():
-                    return None
-                return found[1]
-
-            def do_POST(self) -> None:  # noqa: N802
-                path = urlsplit(self.path).path
-                if path == "/token":
-                    self._token(parse_qs(self._body().decode()))
-                elif path == "/lineitems":
-                    self._create_lineitem(json.loads(self._body() or b"{}"))
-                elif path.startswith("/lineitems/") and path.endswith("/scores"):
-                    self._score(path.split("/")[2], self._body())
-                else:
-                    self._send(404, {"error": "not found"})
-
-            def do_GET(self) -> None:  # noqa: N802
-                parts = urlsplit(self.path)
-                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                if parts.path == "/lineitems":
-                    if self._scopes() is None:
-                        return self._send(401, {"error": "invalid token"})
-                    items = [
-                        i
-                        for i in lms.lineitems.values()
-                        if i["resourceLinkId"] == query.get("resource_link_id")
-                    ]
-                    self._send(200, items)
-                elif parts.path == "/memberships":
-                    self._members(
-                        0, {"Link": f'<{lms.url("/Memberships/Page-2?Cursor=AbC")}>; rel="next"'}
-                    )
-                elif parts.path == "/Memberships/Page-2" and query.get("Cursor") == "AbC":
-                    self._members(1, {})
-                else:
-                    self._send(404, {"error": "not found"})
-
-            def _members(self, page: int, headers: dict) -> None:
-                if self._scopes() is None:
-                    return self._send(401, {"error": "invalid token"})
-                half = (len(lms.members) + 1) // 2
-                chunk = lms.members[:half] if page == 0 else lms.members[half:]
-                self._send(200, {"id": lms.url("/memberships"), "members": chunk}, headers)
-
-            def _token(self, form: dict) -> None:
-                with lms.lock:
-                    lms.token_requests += 1
-                assertion = (form.get("client_assertion") or [""])[0]
-                try:
-                    header = jwt.get_unverified_header(assertion)
-                except jwt.DecodeError:
-                    return self._send(400, {"error": "invalid_request"})
-                if not header.get("kid"):
-                    return self._send(400, {"error": "kid must be provided in JWT header"})
-                jwk = next(
-                    (k for k in lms.tool_jwks["keys"] if k.get("kid") == header["kid"]), None
-                )
-                if jwk is None:
-                    return self._send(400, {"error": "invalid_client", "reason": "unknown kid"})
-                try:
-                    claims = jwt.decode(
-                        assertion,
-                        jwt.PyJWK(jwk, "RS256"),
-                        algorithms=["RS256"],
-                        audience=lms.url("/token"),
-                    )
-                except jwt.InvalidTokenError as error:
-                    return self._send(400, {"error": "invalid_client", "reason": str(error)})
-                if claims.get("iss") != lms.client_id or claims.get("sub") != lms.client_id:
-                    return self._send(400, {"error": "invalid_client"})
-                token = secrets.token_urlsafe(16)
-                scopes = set((form.get("scope") or [""])[0].split())
-                with lms.lock:
-                    lms.tokens[token] = (time.time() + 3600, scopes)
-                self._send(
-                    200,
-                    {
-                        "access_token": token,
-                        "token_type": "Bearer",
-                        "expires_in": 3600,
-                        "scope": " ".join(sorted(scopes)),
-                    },
-                )
-
-            def _create_lineitem(self, body: dict) -> None:
-                if self._scopes() is None:
-                    return self._send(401, {"error": "invalid token"})
-                item_id = str(len(lms.lineitems) + 1)
-                item = {**body, "id": lms.url(f"/lineitems/{item_id}")}
-                lms.lineitems[item_id] = item
-                self._send(201, item)
-
-            def _score(self, lineitem: str, raw: bytes) -> None:
-                mode = lms.next_failure()
-                with lms.lock:
-                    lms.counts[mode or "ok"] += 1
-                if mode == "drop":
-                    self.close_connection = True
-                    self.connection.shutdown(2)
-                    return
-                if mode == "500":
-                    return self._send(500, {"error": "internal error"})
-                if mode == "429":
-                    return self._send(429, {"error": "slow down"}, {"Retry-After": lms.retry_after})
-                scopes = self._scopes()
-                if scopes is None:
-                    return self._send(401, {"error": "invalid token"})
-                if SCORE_SCOPE not in scopes:
-                    return self._send(403, {"error": "scope not granted"})
-                if lineitem not in lms.lineitems:
-                    return self._send(404, {"error": "line item not found"})
-                status, body = lms.store_score(lineitem, json.loads(raw or b"{}"))
-                if mode == "hang":
-                    time.sleep(lms.hang_seconds)
-                self._send(status, body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LmsHandler)
+        self.httpd.lms = self
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -254,3 +115,146 @@ class FakeLms:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class _LmsHandler(BaseHTTPRequestHandler):
+    """One request to the fake LMS, answered from the state of its server's FakeLms."""
+
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def lms(self) -> FakeLms:
+        return self.server.lms
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _send(self, status: int, body: Any, headers: dict | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _scopes(self) -> set[str] | None:
+        header = self.headers.get("Authorization", "")
+        token = header.removeprefix("Bearer ").strip()
+        with self.lms.lock:
+            found = self.lms.tokens.get(token)
+        if not found or found[0] < time.time():
+            return None
+        return found[1]
+
+    def do_POST(self) -> None:  # noqa: N802
+        path = urlsplit(self.path).path
+        if path == "/token":
+            self._token(parse_qs(self._body().decode()))
+        elif path == "/lineitems":
+            self._create_lineitem(json.loads(self._body() or b"{}"))
+        elif path.startswith("/lineitems/") and path.endswith("/scores"):
+            self._score(path.split("/")[2], self._body())
+        else:
+            self._send(404, {"error": "not found"})
+
+    def do_GET(self) -> None:  # noqa: N802
+        parts = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if parts.path == "/lineitems":
+            if self._scopes() is None:
+                return self._send(401, {"error": "invalid token"})
+            items = [
+                i
+                for i in self.lms.lineitems.values()
+                if i["resourceLinkId"] == query.get("resource_link_id")
+            ]
+            self._send(200, items)
+        elif parts.path == "/memberships":
+            self._members(
+                0, {"Link": f'<{self.lms.url("/Memberships/Page-2?Cursor=AbC")}>; rel="next"'}
+            )
+        elif parts.path == "/Memberships/Page-2" and query.get("Cursor") == "AbC":
+            self._members(1, {})
+        else:
+            self._send(404, {"error": "not found"})
+
+    def _members(self, page: int, headers: dict) -> None:
+        if self._scopes() is None:
+            return self._send(401, {"error": "invalid token"})
+        half = (len(self.lms.members) + 1) // 2
+        chunk = self.lms.members[:half] if page == 0 else self.lms.members[half:]
+        self._send(200, {"id": self.lms.url("/memberships"), "members": chunk}, headers)
+
+    def _token(self, form: dict) -> None:
+        with self.lms.lock:
+            self.lms.token_requests += 1
+        assertion = (form.get("client_assertion") or [""])[0]
+        try:
+            header = jwt.get_unverified_header(assertion)
+        except jwt.DecodeError:
+            return self._send(400, {"error": "invalid_request"})
+        if not header.get("kid"):
+            return self._send(400, {"error": "kid must be provided in JWT header"})
+        jwk = next((k for k in self.lms.tool_jwks["keys"] if k.get("kid") == header["kid"]), None)
+        if jwk is None:
+            return self._send(400, {"error": "invalid_client", "reason": "unknown kid"})
+        try:
+            claims = jwt.decode(
+                assertion,
+                jwt.PyJWK(jwk, "RS256"),
+                algorithms=["RS256"],
+                audience=self.lms.url("/token"),
+            )
+        except jwt.InvalidTokenError as error:
+            return self._send(400, {"error": "invalid_client", "reason": str(error)})
+        if claims.get("iss") != self.lms.client_id or claims.get("sub") != self.lms.client_id:
+            return self._send(400, {"error": "invalid_client"})
+        token = secrets.token_urlsafe(16)
+        scopes = set((form.get("scope") or [""])[0].split())
+        with self.lms.lock:
+            self.lms.tokens[token] = (time.time() + 3600, scopes)
+        self._send(
+            200,
+            {
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": 3600,
+                "scope": " ".join(sorted(scopes)),
+            },
+        )
+
+    def _create_lineitem(self, body: dict) -> None:
+        if self._scopes() is None:
+            return self._send(401, {"error": "invalid token"})
+        item_id = str(len(self.lms.lineitems) + 1)
+        item = {**body, "id": self.lms.url(f"/lineitems/{item_id}")}
+        self.lms.lineitems[item_id] = item
+        self._send(201, item)
+
+    def _score(self, lineitem: str, raw: bytes) -> None:
+        mode = self.lms.next_failure()
+        with self.lms.lock:
+            self.lms.counts[mode or "ok"] += 1
+        if mode == "drop":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if mode == "500":
+            return self._send(500, {"error": "internal error"})
+        if mode == "429":
+            return self._send(429, {"error": "slow down"}, {"Retry-After": self.lms.retry_after})
+        scopes = self._scopes()
+        if scopes is None:
+            return self._send(401, {"error": "invalid token"})
+        if SCORE_SCOPE not in scopes:
+            return self._send(403, {"error": "scope not granted"})
+        if lineitem not in self.lms.lineitems:
+            return self._send(404, {"error": "line item not found"})
+        status, body = self.lms.store_score(lineitem, json.loads(raw or b"{}"))
+        if mode == "hang":
+            time.sleep(self.lms.hang_seconds)
+        self._send(status, body)

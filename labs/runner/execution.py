@@ -48,7 +48,7 @@ def op_kind(func: torch._ops.OpOverload) -> str | None:
     return None
 
 
-def _selective_policy(save_ops: frozenset[str], ctx, func, *args, **kwargs) -> CheckpointPolicy:
+def _selective_policy(save_ops: frozenset[str], _ctx, func, *args, **kwargs) -> CheckpointPolicy:
     # An op that writes into its input (dropout's in-place bernoulli_) cannot be cached:
     # the cache would hold a tensor that changes after it is saved.
     if op_kind(func) in save_ops and not func._schema.is_mutable:

@@ -30,7 +30,7 @@ def _storages(tensors) -> set[int]:
     return {t.untyped_storage()._cdata for t in tensors}
 
 
-def _note(marks: dict[int, int], index: int, meter: ActivationMemoryMeter, grad) -> None:
+def _note(marks: dict[int, int], index: int, meter: ActivationMemoryMeter, _grad) -> None:
     marks.setdefault(index, meter.mark())
 
 

@@ -174,16 +174,7 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
     :class:`PolicyError` with a message that says what is wrong. Text is parsed strictly:
     a field given twice in one object is refused (JSON would keep the last silently)."""
     if isinstance(raw, str):
-        if len(raw) > MAX_POLICY_CHARS:
-            raise PolicyError(f"the policy is too long (over {MAX_POLICY_CHARS} characters)")
-        try:
-            raw = json.loads(raw, object_pairs_hook=_no_repeated_keys)
-        except json.JSONDecodeError as error:
-            raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
-        except PolicyError:
-            raise
-        except (ValueError, RecursionError):
-            raise PolicyError("the policy is too large or too deeply nested") from None
+        raw = _decoded(raw)
     if not isinstance(raw, Mapping):
         raise PolicyError("the policy must be a JSON object with a 'kind'")
     kind = raw.get("kind")
@@ -208,15 +199,33 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
             raw.get("segments"), 0, blocks, 0, MAX_NESTING if kind == "nested" else 1
         )
     else:
-        save = raw.get("save")
-        if not isinstance(save, list) or not all(isinstance(op, str) for op in save):
-            raise PolicyError(f"'save' must be a list of op kinds from {', '.join(OP_KINDS)}")
-        unknown = sorted(set(save) - set(OP_KINDS))
-        if unknown:
-            raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
-        repeated = sorted({op for op in save if save.count(op) > 1})
-        if repeated:
-            raise PolicyError(f"op kind(s) {', '.join(map(repr, repeated))} named twice in 'save'")
-        save_ops = frozenset(save)
+        save_ops = _save_ops(raw.get("save"))
         segments = uniform_segments(blocks, 1)
     return Plan(kind, segments, save_ops, preserve)
+
+
+def _decoded(text: str) -> Any:
+    """The policy's JSON text parsed strictly, or a PolicyError saying what is wrong."""
+    if len(text) > MAX_POLICY_CHARS:
+        raise PolicyError(f"the policy is too long (over {MAX_POLICY_CHARS} characters)")
+    try:
+        return json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except json.JSONDecodeError as error:
+        raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
+    except PolicyError:
+        raise
+    except (ValueError, RecursionError):
+        raise PolicyError("the policy is too large or too deeply nested") from None
+
+
+def _save_ops(save: Any) -> frozenset[str]:
+    """A selective policy's op kinds to keep: known kinds, each named once."""
+    if not isinstance(save, list) or not all(isinstance(op, str) for op in save):
+        raise PolicyError(f"'save' must be a list of op kinds from {', '.join(OP_KINDS)}")
+    unknown = sorted(set(save) - set(OP_KINDS))
+    if unknown:
+        raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
+    repeated = sorted({op for op in save if save.count(op) > 1})
+    if repeated:
+        raise PolicyError(f"op kind(s) {', '.join(map(repr, repeated))} named twice in 'save'")
+    return frozenset(save)

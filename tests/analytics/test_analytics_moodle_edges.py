@@ -19,12 +19,14 @@ def test_no_reliability_figures_below_three_attempts(attempts):
     matrix = [(1, 1, 0), (0, 0, 1)][:attempts]  # two totals that differ: V(T) > 0
     test, _items, _weights = compute(matrix)
     assert test.internal_consistency is None
-    assert test.error_ratio is None and test.standard_error is None
+    assert test.error_ratio is None
+    assert test.standard_error is None
 
 
 def test_reliability_figures_from_three_attempts():
     test, _items, _weights = compute([(1, 1, 0), (0, 1, 1), (1, 1, 1)])
-    assert test.internal_consistency is not None and test.error_ratio is not None
+    assert test.internal_consistency is not None
+    assert test.error_ratio is not None
 
 
 def test_no_discrimination_index_when_the_rest_of_the_test_does_not_vary():
@@ -39,7 +41,7 @@ def test_no_discrimination_index_when_the_rest_of_the_test_does_not_vary():
 
 
 @pytest.fixture
-def placement_with_class(db, fake_lms, quiz):
+def placement_with_class(db, fake_lms, quiz):  # noqa: ARG001
     placement = graded_placement(fake_lms, quiz)
     for number, correct in enumerate([8, 6, 5, 3, 1]):
         finish_attempt(student(placement, f"s{number}"), placement, correct=correct)
@@ -86,8 +88,10 @@ def test_a_wrong_option_chosen_more_than_the_key_is_flagged_on_the_page(placemen
     dashboard = quiz_dashboard(placement_with_class, AttemptFilter())
     row = dashboard.questions[3]
     flagged = {option.key: option for option in row.options}
-    assert flagged[lure.key].beats_key and flagged[lure.key].chosen == 3
-    assert not flagged[key.key].beats_key and not flagged[key.key].attracts_strong_students
+    assert flagged[lure.key].beats_key
+    assert flagged[lure.key].chosen == 3
+    assert not flagged[key.key].beats_key
+    assert not flagged[key.key].attracts_strong_students
     assert row.flagged
     assert not dashboard.questions[0].flagged  # everyone chose its key
 
@@ -116,4 +120,6 @@ def test_the_top_third_choosing_a_wrong_option_more_than_the_bottom_is_flagged(
     row = quiz_dashboard(placement_with_class, AttemptFilter()).questions[0]
     option = next(o for o in row.options if o.key == lure.key)
     assert option.share_top_third > option.share_bottom_third
-    assert option.attracts_strong_students and not option.beats_key and row.flagged
+    assert option.attracts_strong_students
+    assert not option.beats_key
+    assert row.flagged

@@ -32,7 +32,7 @@ CLASS = [(8, None), (7, 3), (6, None), (5, 8), (5, None), (4, None), (3, 6), (2,
 
 
 @pytest.fixture
-def dashboard_class(db, fake_lms, quiz):
+def dashboard_class(db, fake_lms, quiz):  # noqa: ARG001
     placement = graded_placement(fake_lms, quiz)
     students = []
     for number, (first, second) in enumerate(CLASS):
@@ -49,7 +49,8 @@ def dashboard_class(db, fake_lms, quiz):
 
 def download_csv(client, url: str) -> list[dict[str, str]]:
     response = client.get(url)
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
     text = b"".join(response.streaming_content).decode("utf-8-sig")
     return list(csv.DictReader(io.StringIO(text)))
 
@@ -109,7 +110,8 @@ def test_distractors_flags_languages_roster_and_time(dashboard_class):
     assert sum(option.share for option in q1.options) == pytest.approx(1)
     # finish_attempt always picks the first wrong option: the others are never chosen.
     never = [o for o in q1.options if o.never_chosen]
-    assert never and all(not o.is_correct for o in never)
+    assert never
+    assert all(not o.is_correct for o in never)
     assert dashboard.languages == [("en", 13)]
     assert dashboard.not_attempted_count == 1
     assert all(
@@ -141,7 +143,8 @@ def test_date_range_and_sync_summary(dashboard_class):
         state=SyncState.FAILED, last_error="HTTP 400: line item closed"
     )
     sync = quiz_dashboard(placement, AttemptFilter()).sync
-    assert sync.failed == 1 and sync.failure_reasons == [("HTTP 400: line item closed", 1)]
+    assert sync.failed == 1
+    assert sync.failure_reasons == [("HTTP 400: line item closed", 1)]
     assert sync.synced + sync.pending + sync.failed == len(students)
 
 
@@ -167,13 +170,16 @@ def test_dashboard_page_and_its_csv_exports(dashboard_class):
     page = client.get(f"/dashboard/{placement.pk}/")
     html = page.content.decode()
     assert page.status_code == 200
-    assert 'data-stat="attempts">13<' in html and 'data-chart="histogram"' in html
-    assert 'id="chart-histogram"' in html and "chart.umd.min.js" in html
+    assert 'data-stat="attempts">13<' in html
+    assert 'data-chart="histogram"' in html
+    assert 'id="chart-histogram"' in html
+    assert "chart.umd.min.js" in html
 
     rows = download_csv(client, f"/dashboard/{placement.pk}/responses.csv")
     assert len(rows) == Response.objects.count() == 13 * 8
     assert {row["question"] for row in rows} == {f"q{n}" for n in range(1, 9)}
-    assert rows[0]["student"] and rows[0]["is_correct"] in ("True", "False")
+    assert rows[0]["student"]
+    assert rows[0]["is_correct"] in ("True", "False")
     attempts = download_csv(client, f"/dashboard/{placement.pk}/attempts.csv")
     assert sorted(int(row["score"]) for row in attempts) == sorted(
         Attempt.objects.values_list("score", flat=True)
@@ -183,14 +189,17 @@ def test_dashboard_page_and_its_csv_exports(dashboard_class):
     assert client.get(f"/dashboard/{placement.pk}/runs.csv").status_code == 404
 
     bad = client.get(f"/dashboard/{placement.pk}/?finished_from=2026-02-30&attempts=worst")
-    assert bad.status_code == 400 and "Enter a valid date" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "Enter a valid date" in bad.content.decode()
 
 
-def test_only_the_courses_staff_see_dashboards(dashboard_class, fake_lms):
+@pytest.mark.usefixtures("fake_lms")
+def test_only_the_courses_staff_see_dashboards(dashboard_class):
     placement, students, _client = dashboard_class
     learner = launched_client(Membership.objects.get(user=students[0]))
     refused = learner.get(f"/dashboard/{placement.pk}/")
-    assert refused.status_code == 403 and "instructors" in refused.content.decode()
+    assert refused.status_code == 403
+    assert "instructors" in refused.content.decode()
     assert learner.get(f"/dashboard/{placement.pk}/grades.csv").status_code == 403
     from django.test import Client
 
@@ -216,13 +225,15 @@ def test_api_serves_the_dashboards_numbers(dashboard_class):
     )
     body = client.get(f"/api/v1/placements/{placement.pk}/analytics/").json()
     histogram = {row["score"]: row["count"] for row in body["score_histogram"]}
-    assert sum(histogram.values()) == body["finished"] and histogram[10] == 1
+    assert sum(histogram.values()) == body["finished"]
+    assert histogram[10] == 1
     assert set(histogram) == set(range(11))
     bad = client.get(f"/api/v1/placements/{placement.pk}/analytics/?attempts=worst")
     assert bad.status_code == 400
 
 
-def test_lab_dashboard(db, fake_lms, quiz):
+@pytest.mark.usefixtures("db", "quiz")
+def test_lab_dashboard(fake_lms):
     lab = small_lab()
     placement = graded_placement(fake_lms, lab)
     teacher = student(placement, "t")
@@ -270,20 +281,26 @@ def test_lab_dashboard(db, fake_lms, quiz):
         )
     client = launched_client(Membership.objects.get(user=teacher))
     html = client.get(f"/dashboard/{placement.pk}/").content.decode()
-    assert 'data-stat="runs">5<' in html and 'data-stat="measured">2<' in html
+    assert 'data-stat="runs">5<' in html
+    assert 'data-stat="measured">2<' in html
     assert 'data-stat="within-budget">50.0%<' in html
-    assert "overlaps" in html and "killed by signal 9" in html
+    assert "overlaps" in html
+    assert "killed by signal 9" in html
     body = client.get(f"/api/v1/placements/{placement.pk}/lab-analytics/").json()
-    assert body["share_within_budget"] == 0.5 and body["queued"] == 1
-    assert len(body["points"]) == 2 and body["frontier"] == frontier
+    assert body["share_within_budget"] == 0.5
+    assert body["queued"] == 1
+    assert len(body["points"]) == 2
+    assert body["frontier"] == frontier
     assert body["mean_wait_seconds"] == pytest.approx(16)
     assert body["run_seconds_by_device"] == {"cpu": pytest.approx(56), "—": pytest.approx(40)}
     runs = download_csv(client, f"/dashboard/{placement.pk}/runs.csv")
-    assert len(runs) == 5 and {row["status"] for row in runs} >= {"succeeded", "rejected"}
+    assert len(runs) == 5
+    assert {row["status"] for row in runs} >= {"succeeded", "rejected"}
     assert client.get(f"/dashboard/{placement.pk}/responses.csv").status_code == 404
 
 
-def test_demo_data_makes_statistics_that_mean_something(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_demo_data_makes_statistics_that_mean_something():
     call_command("generate_demo_data", "--students", "300", "--seed", "3")
     from lti.services import ensure_demo_placement
 

@@ -23,7 +23,8 @@ from tests.labs_helpers import lab_placement, small_lab
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 
-def test_demo_class_has_no_future_dates_and_distinct_names_in_both_languages(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_demo_class_has_no_future_dates_and_distinct_names_in_both_languages():
     placement = ensure_demo_placement()
     made = generate_demo_data(placement, 400, seed=7, days=2, retake_share=0.6)
     now = timezone.now()
@@ -39,7 +40,8 @@ def test_demo_class_has_no_future_dates_and_distinct_names_in_both_languages(qui
         lti_memberships__context=placement.context, lti_memberships__role=Role.LEARNER
     )
     names = [f"{u.first_name} {u.last_name}" for u in students]
-    assert len(names) == 400 and len(set(names)) == 400
+    assert len(names) == 400
+    assert len(set(names)) == 400
     russian = [name for name in names if CYRILLIC.search(name)]
     assert 60 < len(russian) < 200  # about 30%
     # A student who took the quiz in Russian has a Russian name, and the other way round.
@@ -57,7 +59,8 @@ def signed_in_user(client: Client):
     return get_user_model().objects.get(pk=client.session["_auth_user_id"])
 
 
-def test_the_same_browser_continues_as_the_same_demo_student(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_the_same_browser_continues_as_the_same_demo_student():
     browser = Client()
     demo_launch(browser)
     student = signed_in_user(browser)
@@ -85,7 +88,8 @@ def test_the_same_browser_continues_as_the_same_demo_student(quiz):
     assert signed_in_user(other) != student
 
 
-def test_a_demo_cookie_that_is_forged_or_names_someone_else_gives_a_new_student(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_a_demo_cookie_that_is_forged_or_names_someone_else_gives_a_new_student():
     browser = Client()
     demo_launch(browser)
     student = signed_in_user(browser)
@@ -107,7 +111,8 @@ def test_a_demo_cookie_that_is_forged_or_names_someone_else_gives_a_new_student(
 
 @pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
-def test_demo_lab_runs_are_measured_by_the_runner_and_graded(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_demo_lab_runs_are_measured_by_the_runner_and_graded():
     lab = small_lab()
     placement = lab_placement(ensure_demo_placement().context, lab)
     generate_demo_data(ensure_demo_placement(), 12, seed=2, absent_share=0)
@@ -120,14 +125,17 @@ def test_demo_lab_runs_are_measured_by_the_runner_and_graded(quiz):
     now = timezone.now()
     for run in runs:
         assert run.submitted_at <= run.started_at <= run.finished_at <= now
-        assert run.result["peak_activation_bytes"] > 0 and run.score is not None
+        assert run.result["peak_activation_bytes"] > 0
+        assert run.score is not None
     none_peak = {r.result["peak_activation_bytes"] for r in runs if r.policy["kind"] == "none"}
     every_peak = {
         r.result["peak_activation_bytes"] for r in runs if r.policy["kind"] == "every_block"
     }
-    assert len(none_peak) <= 1 and len(every_peak) <= 1  # one measurement per policy
+    assert len(none_peak) <= 1
+    assert len(every_peak) <= 1
     students = runs.values("user").distinct().count()
     assert Grade.objects.filter(placement=placement).count() == students == 6
     dashboard = lab_dashboard(placement)
-    assert dashboard.measured == made and len(dashboard.points) == made
+    assert dashboard.measured == made
+    assert len(dashboard.points) == made
     assert all(not point.student.startswith("demo-") for point in dashboard.points)

@@ -200,7 +200,8 @@ def test_attempt_detail_of_another_student(world, persona, status):
     assert response.status_code == status
     if status == 200:
         body = response.json()
-        assert body["score"] == 7 and len(body["responses"]) == 8
+        assert body["score"] == 7
+        assert len(body["responses"]) == 8
         assert {r["question"] for r in body["responses"]} == {f"q{n}" for n in range(1, 9)}
     if status == 404:
         assert response.json()["error"]["message"] == "Not found, or not yours to see."
@@ -221,10 +222,13 @@ def test_override_needs_staff_write_access_to_the_course(world, persona, status)
     assert response.status_code == status, response.content
     grade = Grade.objects.get(user=world.l1)
     if status == 201:
-        assert grade.score_given == Decimal("7.5") and grade.is_overridden
+        assert grade.score_given == Decimal("7.5")
+        assert grade.is_overridden
         override = GradeOverride.objects.get()
-        assert override.previous_score == Decimal(5) and override.reason.startswith("Question 4")
-        assert override.created_by == world.teacher_a and override.created_at
+        assert override.previous_score == Decimal(5)
+        assert override.reason.startswith("Question 4")
+        assert override.created_by == world.teacher_a
+        assert override.created_at
         sync = GradeSync.objects.filter(grade=grade).latest("created_at")
         assert sync.score_given == Decimal("7.5")
         # Later attempts no longer change an overridden grade.
@@ -232,7 +236,8 @@ def test_override_needs_staff_write_access_to_the_course(world, persona, status)
         grade.refresh_from_db()
         assert grade.score_given == Decimal("7.5")
     else:
-        assert grade.score_given == Decimal(5) and not GradeOverride.objects.exists()
+        assert grade.score_given == Decimal(5)
+        assert not GradeOverride.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -277,7 +282,8 @@ def test_regrade_after_a_key_change_recomputes_and_syncs_only_changed_grades(wor
     body = response.json()
     # Both learners of A answered q1 right under the old key (they got the first questions
     # right), so both lose a point; course B is untouched.
-    assert body["attempts_changed"] == 2 and body["grades_changed"] == 2
+    assert body["attempts_changed"] == 2
+    assert body["grades_changed"] == 2
     assert sorted((r["old_score"], r["new_score"]) for r in body["report"]) == [(5, 4), (7, 6)]
     assert Grade.objects.get(user=world.l1).score_given == Decimal(4)
     assert Grade.objects.get(user=world.l3).score_given == Decimal(2)
@@ -305,7 +311,9 @@ def test_tokens_are_created_hashed_listed_and_revoked(world):
 
     stored = ApiToken.objects.get(pk=created.json()["id"])
     secret = value.split("_", 2)[2]
-    assert secret and secret not in stored.key_hash and len(stored.key_hash) == 64
+    assert secret
+    assert secret not in stored.key_hash
+    assert len(stored.key_hash) == 64
     with_token = Client(HTTP_AUTHORIZATION=f"Bearer {value}")
     assert with_token.get("/api/v1/grades/").status_code == 200
     assert "token" not in client.get("/api/v1/tokens/").json()["results"][0]
@@ -353,11 +361,14 @@ def test_filters_ordering_and_pagination(world):
     ordered = client.get("/api/v1/grades/?ordering=-score_given").json()["results"]
     assert [row["score_given"] for row in ordered] == ["7.00", "5.00"]
     page = client.get("/api/v1/responses/?page_size=5").json()
-    assert page["count"] == 16 and len(page["results"]) == 5 and page["next"]
+    assert page["count"] == 16
+    assert len(page["results"]) == 5
+    assert page["next"]
     wrong = Option.objects.filter(is_correct=False).values_list("question__key", flat=True)[0]
     assert client.get(f"/api/v1/responses/?question={wrong}&is_correct=true").status_code == 200
     bad = client.get("/api/v1/attempts/?state=sleeping")
-    assert bad.status_code == 400 and "state" in bad.json()["error"]["message"]
+    assert bad.status_code == 400
+    assert "state" in bad.json()["error"]["message"]
 
 
 def test_read_endpoints_answer_not_modified_to_a_matching_etag(world):
@@ -370,9 +381,11 @@ def test_read_endpoints_answer_not_modified_to_a_matching_etag(world):
 
 def test_schema_and_docs_are_served(client):
     schema = client.get("/api/schema/")
-    assert schema.status_code == 200 and b"/api/v1/grades/" in schema.content
+    assert schema.status_code == 200
+    assert b"/api/v1/grades/" in schema.content
     docs = client.get("/api/docs/")
-    assert docs.status_code == 200 and b"swagger" in docs.content.lower()
+    assert docs.status_code == 200
+    assert b"swagger" in docs.content.lower()
     assert b"cdn.jsdelivr" not in docs.content  # served from our static files
 
 
@@ -411,7 +424,8 @@ def test_placement_analytics_for_staff(world, persona, status):
         assert (body["attempts"], body["finished"], body["mean_score"]) == (2, 2, 6.0)
         assert [b["count"] for b in body["score_histogram"]] == [0, 0, 0, 0, 0, 1, 0, 1, 0]
         q6 = next(q for q in body["questions"] if q["key"] == "q6")
-        assert q6["facility"] == 0.5 and q6["answered"] == 2  # l2 got it right, l1 did not
+        assert q6["facility"] == 0.5
+        assert q6["answered"] == 2
         assert sum(option["chosen"] for option in q6["options"]) == 2
 
 
@@ -458,12 +472,12 @@ def test_lab_run_detail_carries_the_measurements_and_a_lab_regrade_grades_its_ru
     filtered = client.get(f"/api/v1/lab-runs/?user={world.l2.pk}&status=succeeded")
     assert users_in(filtered.json()) == {world.l2.pk}
     analytics = client.get(f"/api/v1/placements/{world.lab_a.pk}/analytics/")
-    assert analytics.status_code == 400 and "lab" in analytics.json()["error"]["message"] + str(
-        analytics.json()["error"]["details"]
-    )
+    assert analytics.status_code == 400
+    assert "lab" in analytics.json()["error"]["message"] + str(analytics.json()["error"]["details"])
     # The runs were stored without grading them: a regrade grades them by the lab's rules.
     regrade = world.client("write_token").post(
         "/api/v1/regrades/", {"placement": world.lab_a.pk}, content_type="application/json"
     )
-    assert regrade.status_code == 201 and regrade.json()["grades_changed"] == 2
+    assert regrade.status_code == 201
+    assert regrade.json()["grades_changed"] == 2
     assert {row["new_score"] for row in regrade.json()["grades_report"]} == {"75.00"}

@@ -98,7 +98,8 @@ def test_the_last_answer_is_the_statement_and_the_finish_in_one_transaction(lear
     # The checked path would look the attempt up by its public id under a lock.
     assert not any(sql.startswith("SELECT") and '."public_id" = ' in sql for sql in work)
     attempt.refresh_from_db()
-    assert attempt.is_finished and attempt.finished_at is not None
+    assert attempt.is_finished
+    assert attempt.finished_at is not None
 
 
 @pytest.mark.django_db
@@ -113,7 +114,9 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
             option_id=option.pk,
         )
     attempt.refresh_from_db()
-    assert attempt.is_finished and attempt.score == 4 and attempt.is_last_finished
+    assert attempt.is_finished
+    assert attempt.score == 4
+    assert attempt.is_last_finished
     assert learner.quiz_grades.get(placement=placement).score_given == 4
 
 
@@ -122,7 +125,8 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
     ("position", "refusal"),
     [(1, "already answered"), (8, "This attempt is finished")],
 )
-def test_two_answers_racing_for_one_question_record_one(quiz, position, refusal):
+@pytest.mark.usefixtures("quiz")
+def test_two_answers_racing_for_one_question_record_one(position, refusal):
     """The first answer holds its row (for the last question, the finished attempt too)
     uncommitted; the second statement waits on the unique index, fails when the first
     commits, and the checked path says why."""
@@ -267,7 +271,8 @@ def test_counted_flags_follow_the_last_and_the_highest_attempt(learner, placemen
     # One locked read of the attempts gives the flags and the grade; unchanged flags are
     # not written.
     (read,) = attempt_statements(queries.captured_queries)
-    assert read.startswith("SELECT") and read.endswith("FOR UPDATE")
+    assert read.startswith("SELECT")
+    assert read.endswith("FOR UPDATE")
     assert grade.attempt_count == 3
 
     finished(4, 8)
@@ -301,13 +306,15 @@ def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
             option_id=eighth.options.first().pk,
         )
         attempt.refresh_from_db()
-        assert attempt.responses.count() == 7 and not attempt.is_finished
+        assert attempt.responses.count() == 7
+        assert not attempt.is_finished
     finally:
         selectors._layouts.pop(attempt.quiz_version_id, None)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_user_deactivated_in_a_transaction_leaves_the_cache_when_it_commits(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_a_user_deactivated_in_a_transaction_leaves_the_cache_when_it_commits():
     """A request that reads the user while the deactivation is uncommitted caches the old
     row; the commit drops it again."""
     user = enrol_demo_member().user
@@ -352,7 +359,8 @@ def test_an_administrator_signs_in_with_one_password_check(client, monkeypatch):
     monkeypatch.setattr(AbstractBaseUser, "check_password", counted)
     form = {"username": "admin", "password": "wrong", "next": "/admin/"}
     refused = client.post("/admin/login/", form)
-    assert refused.status_code == 200 and "correct username and password" in refused.text
+    assert refused.status_code == 200
+    assert "correct username and password" in refused.text
     assert checked == ["wrong"]
 
     signed_in = client.post("/admin/login/", {**form, "password": "correct horse"})

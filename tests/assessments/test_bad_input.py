@@ -150,7 +150,7 @@ def test_answer_to_a_finished_attempt(learner_client, placement):
     from tests.quiz_helpers import answer_all
 
     attempt = start(learner_client, placement.pk)
-    answer_all(learner_client, attempt, lambda q: True)
+    answer_all(learner_client, attempt, lambda _q: True)
     question = attempt.quiz_version.questions.get(position=8)
     before = snapshot()
     response = post_answer(

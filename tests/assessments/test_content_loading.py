@@ -62,7 +62,7 @@ def test_an_edit_is_a_new_version_and_started_attempts_keep_what_they_answered_a
     # The attempt in progress still shows and grades the version-1 question and key.
     page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
     assert escape(old_text) in page.content.decode()
-    summary = answer_all(learner_client, attempt, lambda q: True)
+    summary = answer_all(learner_client, attempt, lambda _q: True)
     assert "Your score: 8 of 8" in summary
 
     # A new attempt uses the edited version.
@@ -80,7 +80,8 @@ def test_reloading_an_earlier_content_makes_that_version_current_again(seed_cont
     second = load_quiz(changed).version
     again = load_quiz(seed_content)
     assert second.number == 2
-    assert again.version == first and not again.created
+    assert again.version == first
+    assert not again.created
     assert Quiz.objects.get().current_version == first
     assert QuizVersion.objects.count() == 2
 

@@ -38,5 +38,6 @@ def test_an_override_racing_the_first_grade_waits_instead_of_failing(fake_lms, q
     )
     committed()
     grade = Grade.objects.get()
-    assert grade.score_given == Decimal(3) and grade.is_overridden
+    assert grade.score_given == Decimal(3)
+    assert grade.is_overridden
     assert GradeOverride.objects.get().previous_score == Decimal(6)

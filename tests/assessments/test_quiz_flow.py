@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize(
     ("choose_correct", "expected"),
     [
-        (lambda question: True, 8),
-        (lambda question: False, 0),
+        (lambda _question: True, 8),
+        (lambda _question: False, 0),
         (lambda question: question.position in {1, 3, 4, 8}, 4),
         (lambda question: question.position != 5, 7),
     ],
@@ -34,7 +34,8 @@ def test_score_counts_right_answers(learner_client, placement, learner, choose_c
     assert f"Your score: {expected} of 8" in summary
     assert Response.objects.filter(attempt=attempt, is_correct=True).count() == expected
     grade = Grade.objects.get(user=learner, placement=placement)
-    assert grade.score_given == Decimal(expected) and grade.score_maximum == 8
+    assert grade.score_given == Decimal(expected)
+    assert grade.score_maximum == 8
 
 
 def test_feedback_shows_verdict_right_option_and_explanation(learner_client, placement):
@@ -49,8 +50,10 @@ def test_feedback_shows_verdict_right_option_and_explanation(learner_client, pla
     )
     html = page.content.decode()
     assert "Not quite" in html
-    assert "Right answer" in html and escape(right.text["en"]) in html
-    assert "Your answer" in html and escape(wrong.text["en"]) in html
+    assert "Right answer" in html
+    assert escape(right.text["en"]) in html
+    assert "Your answer" in html
+    assert escape(wrong.text["en"]) in html
     assert escape(question.explanation["en"]) in html
     assert page.redirect_chain[-1][0].endswith(f"/questions/{question.position}/feedback/")
 
@@ -98,8 +101,10 @@ def test_language_switch_shows_translated_question_and_explanation(learner_clien
     learner_client.post(reverse("set_language"), {"language": "ru", "next": "/"})
     page = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
     html = page.content.decode()
-    assert escape(question.text["ru"]) in html and escape(question.text["en"]) not in html
-    assert 'lang="ru"' in html and "Ответить" in html
+    assert escape(question.text["ru"]) in html
+    assert escape(question.text["en"]) not in html
+    assert 'lang="ru"' in html
+    assert "Ответить" in html
 
     feedback = learner_client.post(
         reverse("assessments:answer", args=[attempt.public_id]),
@@ -150,7 +155,7 @@ def test_attempt_limit_is_enforced_with_a_clear_message(learner_client, learner,
     quiz = placement.quiz
     quiz.max_attempts = 1
     quiz.save()
-    answer_all(learner_client, start(learner_client, placement.pk), lambda q: True)
+    answer_all(learner_client, start(learner_client, placement.pk), lambda _q: True)
     overview = learner_client.get(reverse("assessments:placement", args=[placement.pk]))
     assert "You have used all your attempts." in overview.content.decode()
     refused = learner_client.post(reverse("assessments:start", args=[placement.pk]))
@@ -165,11 +170,13 @@ def test_pages_need_a_launch(client, placement):
     assert "Open this activity from your course" in response.content.decode()
 
 
-def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client):
     response = client.post(reverse("lti:demo-launch"), follow=True)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Gradient checkpointing quiz" in html and "Preview" in html
+    assert "Gradient checkpointing quiz" in html
+    assert "Preview" in html
     assert "Start the quiz" in html
 
 

@@ -25,12 +25,13 @@ def fact(html: str, name: str) -> str:
     return re.sub(r"<[^>]+>", "", found.group(1)).strip()
 
 
-def test_review_figures_match_the_attempt(learner_client, placement, learner):
+@pytest.mark.usefixtures("learner")
+def test_review_figures_match_the_attempt(learner_client, placement):
     placement.max_attempts = 2
     placement.grading_method = "average"
     placement.save()
     first = start(learner_client, placement.pk)
-    answer_all(learner_client, first, lambda q: True)  # 8 of 8
+    answer_all(learner_client, first, lambda _q: True)  # 8 of 8
     second = start(learner_client, placement.pk)
     answer_all(learner_client, second, lambda q: q.position in RIGHT)  # 3 of 8
     second.refresh_from_db()
@@ -75,7 +76,7 @@ def test_review_figures_match_the_attempt(learner_client, placement, learner):
 
 def test_time_taken_reads_in_russian_plural_forms(learner_client, placement):
     attempt = start(learner_client, placement.pk)
-    answer_all(learner_client, attempt, lambda q: False)
+    answer_all(learner_client, attempt, lambda _q: False)
     attempt.refresh_from_db()
     url = reverse("assessments:summary", args=[attempt.public_id])
     for taken, expected in [

@@ -32,7 +32,8 @@ def test_finishing_an_attempt_writes_the_grade_and_its_sync_record_together(sync
     grade = Grade.objects.get(user=user)
     sync = GradeSync.objects.get()
     assert (sync.grade, sync.score_given, sync.score_maximum) == (grade, Decimal(6), Decimal(8))
-    assert sync.changed_at == grade.updated_at and sync.state == SyncState.PENDING
+    assert sync.changed_at == grade.updated_at
+    assert sync.state == SyncState.PENDING
 
 
 def test_a_score_reaches_the_lms_with_the_grade_change_time(synced_placement, fake_lms):
@@ -40,16 +41,21 @@ def test_a_score_reaches_the_lms_with_the_grade_change_time(synced_placement, fa
     finish_attempt(user, synced_placement, correct=5)
     assert deliver_all() == ["synced"]
     (((lineitem, user_id), score),) = fake_lms.scores.items()
-    assert user_id == "s1" and synced_placement.lineitem_url.endswith(f"/lineitems/{lineitem}")
+    assert user_id == "s1"
+    assert synced_placement.lineitem_url.endswith(f"/lineitems/{lineitem}")
     grade = Grade.objects.get()
-    assert score["scoreGiven"] == 5.0 and score["scoreMaximum"] == 8.0
-    assert score["activityProgress"] == "Completed" and score["gradingProgress"] == "FullyGraded"
+    assert score["scoreGiven"] == 5.0
+    assert score["scoreMaximum"] == 8.0
+    assert score["activityProgress"] == "Completed"
+    assert score["gradingProgress"] == "FullyGraded"
     assert score["timestamp"] == grade.updated_at.isoformat(timespec="milliseconds").replace(
         "+00:00", "Z"
     )
     assert "https://canvas.instructure.com/lti/submission" not in score
     sync = GradeSync.objects.get()
-    assert sync.state == SyncState.SYNCED and sync.tries == 1 and sync.synced_at
+    assert sync.state == SyncState.SYNCED
+    assert sync.tries == 1
+    assert sync.synced_at
 
 
 def test_canvas_gets_its_submission_extension(fake_lms, quiz):
@@ -58,7 +64,8 @@ def test_canvas_gets_its_submission_extension(fake_lms, quiz):
     deliver_all()
     (score,) = fake_lms.scores.values()
     extension = score["https://canvas.instructure.com/lti/submission"]
-    assert extension["new_submission"] is True and extension["submitted_at"] == score["timestamp"]
+    assert extension["new_submission"] is True
+    assert extension["submitted_at"] == score["timestamp"]
 
 
 def test_deliveries_within_the_token_lifetime_use_one_token(synced_placement, fake_lms):
@@ -89,8 +96,11 @@ def test_transient_failures_retry_later_without_losing_the_grade(
     sync = GradeSync.objects.get()
     assert services.deliver(sync.pk) == "retry"
     sync.refresh_from_db()
-    assert sync.state == SyncState.PENDING and sync.tries == 1 and sync.last_error
-    assert sync.claimed_until is None and sync.next_attempt_at > sync.created_at
+    assert sync.state == SyncState.PENDING
+    assert sync.tries == 1
+    assert sync.last_error
+    assert sync.claimed_until is None
+    assert sync.next_attempt_at > sync.created_at
     if mode == "429":  # the platform's Retry-After: 1 second
         delay = (sync.next_attempt_at - sync.created_at).total_seconds()
         assert 0.9 < delay < 5
@@ -108,14 +118,16 @@ def test_a_refusal_is_recorded_with_the_platforms_reason_and_shown(synced_placem
     synced_placement.save()
     assert deliver_all() == ["failed"]
     sync = GradeSync.objects.get()
-    assert sync.state == SyncState.FAILED and sync.last_status == 404
+    assert sync.state == SyncState.FAILED
+    assert sync.last_status == 404
     assert "not found" in sync.last_error
 
     teacher = student(synced_placement, "teacher")
     teacher.lti_memberships.update(role="staff")
     client = launched_client(teacher.lti_memberships.get())
     page = client.get(reverse("assessments:grades", args=[synced_placement.pk])).content.decode()
-    assert "Failed" in page and "not found" in page
+    assert "Failed" in page
+    assert "not found" in page
 
     # The instructor fixes nothing on our side but can retry after the LMS is fixed.
     synced_placement.lineitem_url = fake_lms.url("/lineitems/1")
@@ -134,7 +146,8 @@ def test_a_newer_score_held_by_moodle_is_not_a_failure(synced_placement, fake_lm
     fake_lms.scores[(lineitem, "s1")] = {"timestamp": "2999-01-01T00:00:00.000Z"}
     assert services.deliver(sync.pk) == "synced"
     sync.refresh_from_db()
-    assert sync.last_status == 409 and "newer score" in sync.outcome
+    assert sync.last_status == 409
+    assert "newer score" in sync.outcome
 
 
 def test_changes_of_one_student_are_delivered_in_order(fake_lms, quiz):
@@ -151,7 +164,8 @@ def test_changes_of_one_student_are_delivered_in_order(fake_lms, quiz):
     assert [entry[3] for entry in fake_lms.accepted] == [2.0, 7.0]
 
 
-def test_an_unchanged_grade_is_not_sent_again(synced_placement, fake_lms):
+@pytest.mark.usefixtures("fake_lms")
+def test_an_unchanged_grade_is_not_sent_again(synced_placement):
     user = student(synced_placement, "s1")
     finish_attempt(user, synced_placement, correct=6)
     finish_attempt(user, synced_placement, correct=3)  # highest stays 6
@@ -164,7 +178,8 @@ def test_the_line_item_is_found_or_created_when_the_launch_named_none(fake_lms, 
     assert deliver_all() == ["synced"]
     synced_placement.refresh_from_db()
     (item,) = fake_lms.lineitems.values()
-    assert synced_placement.lineitem_url == item["id"] and item["resourceLinkId"] == "rl-1"
+    assert synced_placement.lineitem_url == item["id"]
+    assert item["resourceLinkId"] == "rl-1"
     assert item["scoreMaximum"] == 8
 
 
@@ -183,12 +198,14 @@ def test_a_context_without_ags_says_grades_cannot_be_synced(fake_lms, quiz):
     assert "did not offer grade services" in page.content.decode()
 
 
-def test_a_killed_delivery_becomes_due_again_after_its_lease(synced_placement, fake_lms, settings):
+@pytest.mark.usefixtures("fake_lms", "settings")
+def test_a_killed_delivery_becomes_due_again_after_its_lease(synced_placement):
     finish_attempt(student(synced_placement, "s1"), synced_placement, correct=1)
     sync = GradeSync.objects.get()
     claimed = services._claim(sync.pk)  # a worker took it and then died
     assert claimed is not None
-    assert services.requeue_due() == 0 and services.deliver(sync.pk) == "skipped"
+    assert services.requeue_due() == 0
+    assert services.deliver(sync.pk) == "skipped"
     GradeSync.objects.filter(pk=sync.pk).update(claimed_until=sync.created_at)
     assert services.deliver(sync.pk) == "synced"
 
@@ -207,12 +224,15 @@ def test_roster_paging_follows_a_mixed_case_next_url(synced_placement, fake_lms)
     assert sync_roster(synced_placement.context) == 7
     members = {m.user.lti_user.sub: m for m in Membership.objects.select_related("user__lti_user")}
     assert set(members) == {"m0", "m1", "m2", "m3", "m4", "prof", "gone"}
-    assert members["prof"].role == "staff" and not members["gone"].is_active
+    assert members["prof"].role == "staff"
+    assert not members["gone"].is_active
     # Four members are on the first page, three on the second (reached only by its exact URL).
-    assert members["m3"].user.lti_user.name == "Member 3" and "m4" in members
+    assert members["m3"].user.lti_user.name == "Member 3"
+    assert "m4" in members
 
 
-def test_only_staff_may_refresh_the_roster_or_retry(synced_placement, fake_lms):
+@pytest.mark.usefixtures("fake_lms")
+def test_only_staff_may_refresh_the_roster_or_retry(synced_placement):
     learner = student(synced_placement, "s1")
     finish_attempt(learner, synced_placement, correct=1)
     client = launched_client(learner.lti_memberships.get())
@@ -247,7 +267,8 @@ def test_a_failed_delivery_lets_the_next_change_go(fake_lms, quiz):
     GradeSync.objects.filter(pk=older.pk).update(state=SyncState.FAILED)
     assert services.deliver(newer.pk) == "synced"
     # Retrying the older, superseded change is refused; so is retrying a delivered one.
-    assert services.retry_now(older) is False and services.retry_now(newer) is False
+    assert services.retry_now(older) is False
+    assert services.retry_now(newer) is False
 
 
 def test_roster_sync_deactivates_members_who_left(synced_placement, fake_lms):

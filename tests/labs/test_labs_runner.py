@@ -225,7 +225,8 @@ def test_optimum_is_the_least_recomputation_of_every_nested_policy_at_every_budg
         below = frontiers.optimum(peak - 1)
         assert (None if below is None else below.recompute_flops) == previous, peak
         optimum = frontiers.optimum(peak)
-        assert optimum.recompute_flops == least and optimum.peak_bytes <= peak, peak
+        assert optimum.recompute_flops == least, peak
+        assert optimum.peak_bytes <= peak, peak
         assert plan_cost(costs, optimum.segments) == (optimum.peak_bytes, least)
         previous = least
 
@@ -406,7 +407,8 @@ def test_cli_prints_one_json_object_and_imports_no_django():
         "optimal_recompute_flops", "score",
     ):  # fmt: skip
         assert key in result, key
-    assert result["device"] == "cpu" and result["torch_version"] == torch.__version__
+    assert result["device"] == "cpu"
+    assert result["torch_version"] == torch.__version__
     assert result["time_ms_median"] > 0
     imported = subprocess.run(
         [sys.executable, "-c", "import sys, labs.runner.__main__, labs.runner.run; "

@@ -35,12 +35,12 @@ def quick_runs(settings):
 
 
 @pytest.fixture
-def lab(db):
+def lab(db):  # noqa: ARG001
     return small_lab()
 
 
 @pytest.fixture
-def lab_members(quiz):
+def lab_members(quiz):  # noqa: ARG001
     """A learner and an instructor in the demo course, with a lab placed in it."""
     learner = enrol_demo_member(Role.LEARNER)
     staff = enrol_demo_member(Role.STAFF)
@@ -72,21 +72,25 @@ def measured_run(placement, user, number: int, submitted_at, **fields) -> LabRun
 
 
 @pytest.mark.torch
-def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(db, fake_lms, lab):
+@pytest.mark.usefixtures("db")
+def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(fake_lms, lab):
     placement = graded_placement(fake_lms, lab)
     user = student(placement, "s1")
     run = submit(placement, user)
-    assert run.status == RunStatus.QUEUED and run.number == 1
+    assert run.status == RunStatus.QUEUED
+    assert run.number == 1
 
     done = services.execute_run(run.pk)
     assert done.status == RunStatus.SUCCEEDED, done.error
-    assert done.result["grads_match"] and done.result["device"] == "cpu"
+    assert done.result["grads_match"]
+    assert done.result["device"] == "cpu"
     assert Decimal(0) < done.score <= Decimal(1)
     grade = Grade.objects.get(user=user, placement=placement)
     assert grade.score_maximum == 100
     assert grade.score_given == (done.score * 100).quantize(Decimal("0.001"))
     sync = GradeSync.objects.get(grade=grade)
-    assert sync.score_given == grade.score_given and sync.score_maximum == 100
+    assert sync.score_given == grade.score_given
+    assert sync.score_maximum == 100
     # Running it again changes nothing: the run is done.
     assert services.execute_run(run.pk) is None
     assert GradeSync.objects.count() == 1
@@ -121,10 +125,12 @@ def test_an_infrastructure_failure_is_retried_then_marked_never_graded_zero(
     settings.LAB_MAX_EXECUTION_ATTEMPTS = 2
     run = submit(placed, learner.user)
     first = services.execute_run(run.pk)
-    assert first.status == RunStatus.QUEUED and first.execution_attempts == 1
+    assert first.status == RunStatus.QUEUED
+    assert first.execution_attempts == 1
     assert "longer than" in first.error
     second = services.execute_run(run.pk)
-    assert second.status == RunStatus.INFRASTRUCTURE_FAILED and second.execution_attempts == 2
+    assert second.status == RunStatus.INFRASTRUCTURE_FAILED
+    assert second.execution_attempts == 2
     assert not Grade.objects.exists()
     # It does not count against the student's runs: they can submit again at once.
     settings.LAB_RUN_TIMEOUT_SECONDS = 600
@@ -270,8 +276,10 @@ def test_student_submits_from_the_picture_of_the_layers_and_sees_the_result(plac
     client = launched_client(learner)
     page = client.get(f"/lab/{placed.pk}/")
     html = page.content.decode()
-    assert page.status_code == 200 and "Tiny chain" in html
-    assert html.count('name="recompute"') == 8 and html.count('name="cuts"') == 7
+    assert page.status_code == 200
+    assert "Tiny chain" in html
+    assert html.count('name="recompute"') == 8
+    assert html.count('name="cuts"') == 7
 
     response = client.post(
         f"/lab/{placed.pk}/runs/",
@@ -289,13 +297,16 @@ def test_student_submits_from_the_picture_of_the_layers_and_sees_the_result(plac
         ],
     }
     waiting = client.get(response["Location"]).content.decode()
-    assert "number 1 in the queue" in waiting and 'http-equiv="refresh"' in waiting
+    assert "number 1 in the queue" in waiting
+    assert 'http-equiv="refresh"' in waiting
 
     services.execute_run(run.pk)
     result = client.get(response["Location"]).content.decode()
-    assert 'id="score"' in result and "refresh" not in result
+    assert 'id="score"' in result
+    assert "refresh" not in result
     assert re.search(r'data-kind="student" data-peak-bytes="\d+"', result)
-    assert 'data-kind="frontier"' in result and 'data-kind="sqrt"' in result
+    assert 'data-kind="frontier"' in result
+    assert 'data-kind="sqrt"' in result
     assert "Score = min(1," in result or "Score 100%" in result
 
 
@@ -319,7 +330,8 @@ def test_bad_form_input_gets_a_400_with_the_reason(placed, lab_members):
     assert not LabRun.objects.exists()
 
 
-def test_runs_are_private_and_management_is_for_staff(placed, lab_members, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_runs_are_private_and_management_is_for_staff(placed, lab_members):
     learner, staff = lab_members
     run = submit(placed, learner.user)
     other = launched_client(enrol_demo_member(Role.LEARNER))
@@ -328,13 +340,15 @@ def test_runs_are_private_and_management_is_for_staff(placed, lab_members, quiz)
     instructor = launched_client(staff)
     assert instructor.get(f"/runs/{run.public_id}/").status_code == 200
     manage = instructor.get(f"/lab/{placed.pk}/manage/")
-    assert manage.status_code == 200 and 'id="class-runs"' in manage.content.decode()
+    assert manage.status_code == 200
+    assert 'id="class-runs"' in manage.content.decode()
     bad = instructor.post(
         f"/lab/{placed.pk}/manage/",
         {"due_at": "2030-01-02T10:00", "closes_at": "2030-01-01T10:00", "late_policy": "accept",
          "late_penalty_percent": "0"},
     )  # fmt: skip
-    assert bad.status_code == 400 and "closing time" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "closing time" in bad.content.decode()
     good = instructor.post(
         f"/lab/{placed.pk}/manage/",
         {"due_at": "2030-01-02T10:00", "late_policy": "penalty", "late_penalty_percent": "20",
@@ -363,12 +377,14 @@ def test_runs_are_private_and_management_is_for_staff(placed, lab_members, quiz)
     assert anonymous.get(f"/lab/{placed.pk}/").status_code == 403
 
 
-def test_demo_course_offers_the_lab(client, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_demo_course_offers_the_lab(client):
     from django.core.management import call_command
 
     call_command("load_labs")
     response = client.post("/lti/demo/launch/", {"role": "learner", "activity": "lab"})
-    assert response.status_code == 302 and response["Location"].startswith("/lab/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/lab/")
     assert "64-block chain" in client.get(response["Location"]).content.decode()
 
 
@@ -387,10 +403,8 @@ def test_absurd_json_and_dates_are_refused_with_a_message(placed, lab_members):
         f"/lab/{placed.pk}/manage/",
         {"due_at": "0001-01-01T00:00", "late_policy": "accept", "late_penalty_percent": "0"},
     )
-    assert (
-        response.status_code == 400
-        and "between the years 1900 and 9000" in response.content.decode()
-    )
+    assert response.status_code == 400
+    assert "between the years 1900 and 9000" in response.content.decode()
     assert instructor.get(f"/lab/{placed.pk}/").status_code == 200
 
 
@@ -410,7 +424,8 @@ def test_a_placements_schedule_from_custom_parameters_ignores_what_does_not_pars
     assert (schedule.late_policy, schedule.late_penalty_percent) == ("accept", 0)
 
 
-def test_a_run_page_needs_a_launch_into_its_course(placed, lab_members, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_a_run_page_needs_a_launch_into_its_course(placed, lab_members):
     learner, _staff = lab_members
     run = submit(placed, learner.user)
     from lti.models import Context, Membership
@@ -437,9 +452,11 @@ def test_moving_the_due_time_later_regrades_runs_that_were_late(placed, lab_memb
     services.update_schedule(placed, due_at=now + timedelta(days=1))
     assert Grade.objects.get(user=learner.user).score_given == Decimal("80.000")
     # The lab's page says what the grade counted: on time now.
-    assert not LabRun.objects.get().is_late and not shown_late()
+    assert not LabRun.objects.get().is_late
+    assert not shown_late()
     services.update_schedule(placed, due_at=now - timedelta(minutes=1))
-    assert LabRun.objects.get().is_late and shown_late()
+    assert LabRun.objects.get().is_late
+    assert shown_late()
     assert Grade.objects.get(user=learner.user).score_given == 0
 
 
@@ -455,7 +472,8 @@ def test_a_run_whose_worker_dies_on_every_try_stops_being_retried(placed, lab_me
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
+@pytest.mark.usefixtures("quiz")
+def test_a_claim_that_meets_a_passing_lock_tries_again_soon(monkeypatch):
     """The student's next submission locks their runs for a moment; a worker arriving then
     must not drop the run until the periodic requeue."""
     import threading
@@ -478,7 +496,7 @@ def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
     holder.start()
     assert locked.wait(10)
     retries = []
-    monkeypatch.setattr(jobs, "send", lambda task_name, run_id, **when: retries.append(run_id))
+    monkeypatch.setattr(jobs, "send", lambda _task_name, run_id, **when: retries.append(run_id))
     try:
         assert services.execute_run(run.pk) is None
     finally:
@@ -488,7 +506,8 @@ def test_a_claim_that_meets_a_passing_lock_tries_again_soon(quiz, monkeypatch):
     # A run another worker holds (running, lease valid) is not retried.
     services._claim(run.pk)
     retries.clear()
-    assert services.execute_run(run.pk) is None and retries == []
+    assert services.execute_run(run.pk) is None
+    assert retries == []
 
 
 def test_the_lab_page_says_when_runs_are_not_accepted(placed, lab_members):
@@ -497,24 +516,28 @@ def test_the_lab_page_says_when_runs_are_not_accepted(placed, lab_members):
     now = timezone.now()
     services.update_schedule(placed, opens_at=now + timedelta(days=1))
     page = client.get(f"/lab/{placed.pk}/").content.decode()
-    assert 'id="window"' in page and "This lab opens at" in page
+    assert 'id="window"' in page
+    assert "This lab opens at" in page
     assert "Run this policy" not in page
     services.update_schedule(
         placed, opens_at=None, due_at=now - timedelta(days=1), late_policy="penalty",
         late_penalty_percent=30,
     )  # fmt: skip
     page = client.get(f"/lab/{placed.pk}/").content.decode()
-    assert "with a 30% penalty" in page and "Run this policy" in page
+    assert "with a 30% penalty" in page
+    assert "Run this policy" in page
     services.update_schedule(placed, closes_at=now - timedelta(hours=1))
     page = client.get(f"/lab/{placed.pk}/").content.decode()
-    assert "This lab is closed" in page and "Run this policy" not in page
+    assert "This lab is closed" in page
+    assert "Run this policy" not in page
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_submitted_while_the_due_time_moves_is_late_by_the_new_one(quiz, monkeypatch):
+@pytest.mark.usefixtures("quiz")
+def test_a_run_submitted_while_the_due_time_moves_is_late_by_the_new_one(monkeypatch):
     """A submission made while a move of the due time is uncommitted is judged by the due
     time in force once that commits: lateness is read, not stored at submission."""
-    monkeypatch.setattr(jobs, "send", lambda task_name, run_id, **when: True)
+    monkeypatch.setattr(jobs, "send", lambda *_, **when: True)
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     now = timezone.now()
@@ -524,7 +547,8 @@ def test_a_run_submitted_while_the_due_time_moves_is_late_by_the_new_one(quiz, m
     )
     run = submit(placement, learner.user, now=now)
     committed()
-    assert run.is_late and LabRun.objects.get().is_late
+    assert run.is_late
+    assert LabRun.objects.get().is_late
 
 
 def test_schedules_and_runs_are_not_edited_in_the_admin(placed, lab_members, client):
@@ -548,7 +572,8 @@ def test_schedules_and_runs_are_not_edited_in_the_admin(placed, lab_members, cli
     assert LabRun.objects.get().status == RunStatus.QUEUED
 
 
-def test_a_bad_labs_file_is_refused_with_where_and_why(db, tmp_path):
+@pytest.mark.usefixtures("db")
+def test_a_bad_labs_file_is_refused_with_where_and_why(tmp_path):
     from io import StringIO
 
     import yaml
@@ -603,8 +628,10 @@ def test_a_run_is_graded_against_the_labs_stored_reference(placed, lab_members):
     lab = placed.lab
     lab.refresh_from_db()
     reference = lab.reference
-    assert reference["budget_bytes"] == lab.budget_bytes and reference["version"] == 2
-    assert done.result["within_budget"] and done.result["grads_match"]
+    assert reference["budget_bytes"] == lab.budget_bytes
+    assert reference["version"] == 2
+    assert done.result["within_budget"]
+    assert done.result["grads_match"]
     assert done.result["optimal_recompute_flops"] == reference["optimal_recompute_flops"]
     assert done.result["score"] == pytest.approx(
         min(1, reference["optimal_recompute_flops"] / done.result["recompute_flops"])
@@ -638,7 +665,8 @@ def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(placed, lab_me
     )
     services.update_schedule(placed, closes_at=now - timedelta(minutes=1))
     html = page.get(f"/runs/{run.public_id}/").content.decode()
-    assert 'id="optimal-policy"' in html and "checkpoint" in html
+    assert 'id="optimal-policy"' in html
+    assert "checkpoint" in html
 
 
 @pytest.mark.torch
@@ -664,7 +692,8 @@ def test_runs_graded_by_the_first_scoring_keep_their_grade_until_measured_again(
         },
     )  # fmt: skip
     html = launched_client(learner).get(f"/runs/{old.public_id}/").content.decode()
-    assert 'id="graded-before"' in html and "first scoring" in html
+    assert 'id="graded-before"' in html
+    assert "first scoring" in html
     out = StringIO()
     call_command("remeasure_lab_runs", stdout=out)
     assert "1 runs graded by an earlier scoring" in out.getvalue()
@@ -672,7 +701,8 @@ def test_runs_graded_by_the_first_scoring_keep_their_grade_until_measured_again(
     call_command("remeasure_lab_runs", "--yes", stdout=out)
     assert LabRun.objects.get().status == RunStatus.QUEUED
     done = services.execute_run(old.pk)
-    assert done.status == RunStatus.SUCCEEDED and done.result["scoring_version"] == 2
+    assert done.status == RunStatus.SUCCEEDED
+    assert done.result["scoring_version"] == 2
     out = StringIO()
     call_command("remeasure_lab_runs", stdout=out)
     assert "0 runs graded by an earlier scoring" in out.getvalue()

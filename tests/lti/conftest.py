@@ -11,7 +11,7 @@ from tests.lti_platform import Platform
 
 
 @pytest.fixture
-def blocking_browser(playwright, live_server, transactional_db, seed_content):
+def blocking_browser(playwright, live_server, transactional_db, seed_content):  # noqa: ARG001
     """A browser context that blocks third-party cookies (Playwright's contexts do, as
     Safari does by default), on the live tool with the quiz loaded."""
     load_quiz(seed_content)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def embedded(playwright, live_server, transactional_db, seed_content, tmp_path):
+def embedded(playwright, live_server, transactional_db, seed_content, tmp_path):  # noqa: ARG001
     """A browser whose profile keeps third-party cookies, on the live tool."""
     load_quiz(seed_content)
     context = playwright.chromium.launch_persistent_context(
@@ -80,11 +80,13 @@ def test_embedded_launch_with_platform_storage(embedded, lms, live_server):
     log = embedded.evaluate("window.storageLog")
     assert [entry[0] for entry in log] == ["put", "get"]
     assert {entry[1] for entry in log} == {live_server.url}
-    assert log[0][2] == log[1][2] and log[0][2].startswith("state_")
+    assert log[0][2] == log[1][2]
+    assert log[0][2].startswith("state_")
 
 
+@pytest.mark.usefixtures("transactional_db")
 def test_a_browser_that_blocks_the_cookie_continues_in_a_new_window(
-    playwright, live_server, transactional_db, seed_content, lms
+    playwright, live_server, seed_content, lms
 ):
     """Chromium blocking third-party cookies, as Safari does by default: the platform
     storage carries the login, the landing offers a new window, and there the student

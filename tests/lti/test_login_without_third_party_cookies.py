@@ -54,7 +54,8 @@ def test_a_framed_login_checks_the_cookie_and_offers_the_same_login_in_a_new_win
     assert response.cookies[COOKIE_CHECK].value == "1"
     assert not response.cookies[COOKIE_CHECK]["httponly"]  # the page's script reads it
     state_cookies = [name for name in response.cookies if name.startswith("lti_state_")]
-    assert len(state_cookies) == 1 and response.cookies[state_cookies[0]]["httponly"]
+    assert len(state_cookies) == 1
+    assert response.cookies[state_cookies[0]]["httponly"]
     # The new window repeats the platform's login initiation, not our state.
     assert _hidden_fields(response.content.decode()) == {
         name: params[name] for name in oidc.LOGIN_PARAMS if name in params

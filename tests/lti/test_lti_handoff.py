@@ -41,21 +41,26 @@ def test_a_browser_that_dropped_the_cookie_continues_in_a_new_window(platform):
     in_iframe = cookieless_browser()
     offered = in_iframe.get(landing)
     html = offered.content.decode()
-    assert offered.status_code == 403 and "blocks cookies from other sites" in html
+    assert offered.status_code == 403
+    assert "blocks cookies from other sites" in html
     link = re.search(r'id="open-in-window"[^>]*href="([^"]+)"[^>]*target="_blank"', html)
-    assert link and link.group(1) == f"/lti/handoff/{token}/"
+    assert link
+    assert link.group(1) == f"/lti/handoff/{token}/"
 
     new_window = cookieless_browser()
     handed = new_window.get(link.group(1))
-    assert handed.status_code == 302 and handed["Location"] == urlsplit(landing).path
+    assert handed.status_code == 302
+    assert handed["Location"] == urlsplit(landing).path
     page = new_window.get(handed["Location"])
-    assert page.status_code == 200 and "Start" in page.content.decode()
+    assert page.status_code == 200
+    assert "Start" in page.content.decode()
     # Signed in as the launch's student, in the launch's course only.
     assert new_window.session["_auth_user_id"] == launched.wsgi_request.session["_auth_user_id"]
 
     # Once: the link does not sign in a second window.
     again = cookieless_browser().get(link.group(1))
-    assert again.status_code == 400 and "expired or was used" in again.content.decode()
+    assert again.status_code == 400
+    assert "expired or was used" in again.content.decode()
 
 
 def test_a_handoff_serves_only_the_browser_that_launched_and_only_from_the_tool(platform):
@@ -71,12 +76,12 @@ def test_a_handoff_serves_only_the_browser_that_launched_and_only_from_the_tool(
     from_a_site = cookieless_browser().get(
         f"/lti/handoff/{token}/", headers={"Sec-Fetch-Site": "cross-site"}
     )
-    assert (
-        from_a_site.status_code == 403 and "_auth_user_id" not in from_a_site.wsgi_request.session
-    )
+    assert from_a_site.status_code == 403
+    assert "_auth_user_id" not in from_a_site.wsgi_request.session
     new_window = cookieless_browser()
     handed = new_window.get(f"/lti/handoff/{token}/", headers={"Sec-Fetch-Site": "same-origin"})
-    assert handed.status_code == 302 and handed["Cache-Control"].startswith("max-age=0")
+    assert handed.status_code == 302
+    assert handed["Cache-Control"].startswith("max-age=0")
 
 
 def test_the_new_window_gets_the_session_under_a_new_key_and_the_launch_language(platform):
@@ -100,7 +105,8 @@ def test_a_landing_that_kept_its_cookie_drops_the_handoff(platform):
     assert cookieless_browser().get(f"/lti/handoff/{token}/").status_code == 400
     # A page without a handoff, or with one that is gone, says to launch again.
     refused = cookieless_browser().get(landing)
-    assert refused.status_code == 403 and "Open this activity from your course" in refused.text
+    assert refused.status_code == 403
+    assert "Open this activity from your course" in refused.text
 
 
 def test_deep_linking_says_what_to_do_when_the_cookie_is_blocked(platform):
@@ -108,9 +114,11 @@ def test_deep_linking_says_what_to_do_when_the_cookie_is_blocked(platform):
     launched = launch(
         Client(HTTP_USER_AGENT=SAFARI), platform, roles=[ROLE + "Instructor"], deep_link=True
     )
-    assert launched.status_code == 302 and "handoff" not in launched["Location"]
+    assert launched.status_code == 302
+    assert "handoff" not in launched["Location"]
     refused = cookieless_browser().get(launched["Location"])
-    assert refused.status_code == 404 and "blocks this tool&#x27;s cookies" in refused.text
+    assert refused.status_code == 404
+    assert "blocks this tool&#x27;s cookies" in refused.text
 
 
 def test_without_the_cache_a_launch_lands_without_a_handoff(platform, monkeypatch):
@@ -118,5 +126,6 @@ def test_without_the_cache_a_launch_lands_without_a_handoff(platform, monkeypatc
     monkeypatch.setattr("lti.handoff.cache", unreachable)
     browser = Client(HTTP_USER_AGENT=SAFARI)
     launched = launch(browser, platform)
-    assert launched.status_code == 302 and "handoff" not in launched["Location"]
+    assert launched.status_code == 302
+    assert "handoff" not in launched["Location"]
     assert browser.get(launched["Location"]).status_code == 200

@@ -29,14 +29,15 @@ def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_meth
     assert page.status_code == 200
     assert "Start the quiz" in page.content.decode()
     lti_user = LtiUser.objects.get(sub="stu-1")
-    assert lti_user.name == "Ada Lovelace" and lti_user.email == "ada@example.edu"
+    assert lti_user.name == "Ada Lovelace"
+    assert lti_user.email == "ada@example.edu"
     membership = Membership.objects.get(user=lti_user.user)
     assert membership.role == Role.LEARNER
     assert membership.context.title == "Deep Learning Systems"
     assert placement.context.deployment.deployment_id == "1"
 
     attempt = start(client, placement.pk)
-    assert "Your score: 8 of 8" in answer_all(client, attempt, lambda q: True)
+    assert "Your score: 8 of 8" in answer_all(client, attempt, lambda _q: True)
 
 
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
@@ -84,9 +85,11 @@ def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
     )
     assert response.status_code == 400
     html = response.content.decode()
-    assert "Select a valid choice" in html and "This field is required" in html
+    assert "Select a valid choice" in html
+    assert "This field is required" in html
     placement.refresh_from_db()
-    assert placement.max_attempts is None and placement.grading_method == ""
+    assert placement.max_attempts is None
+    assert placement.grading_method == ""
 
 
 @pytest.mark.parametrize(
@@ -138,7 +141,8 @@ def test_personal_data_is_optional(client, platform, full_name, email):
     response = launch(client, platform, full_name=full_name, email=email)
     assert response.status_code == 302
     lti_user = LtiUser.objects.get()
-    assert lti_user.name == (full_name or "") and lti_user.email == (email or "")
+    assert lti_user.name == (full_name or "")
+    assert lti_user.email == (email or "")
 
 
 def test_personal_data_is_kept_when_a_later_launch_omits_it(client, platform):

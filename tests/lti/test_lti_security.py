@@ -285,7 +285,8 @@ def test_hostile_launch_tokens_are_a_400(client, platform, headers, overrides):
     auth = start_login(client, platform)
     token = platform.sign(standard_claims(platform, auth, **overrides), headers=headers)
     response = post_launch(client, token, auth["state"])
-    assert response.status_code == 400 and "_auth_user_id" not in client.session
+    assert response.status_code == 400
+    assert "_auth_user_id" not in client.session
 
 
 def test_a_non_string_kid_is_a_400(client, platform):

@@ -26,11 +26,14 @@ def hidden(html: str, name: str) -> str:
     return unescape(re.search(rf'name="{name}" value="([^"]*)"', html).group(1))
 
 
-def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform):
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
-    assert response.status_code == 302 and "/lti/deep-link/" in response["Location"]
+    assert response.status_code == 302
+    assert "/lti/deep-link/" in response["Location"]
     picker = client.get(response["Location"])
-    assert picker.status_code == 200 and "Gradient checkpointing quiz" in picker.content.decode()
+    assert picker.status_code == 200
+    assert "Gradient checkpointing quiz" in picker.content.decode()
 
     returned = client.post(
         response["Location"],
@@ -66,7 +69,8 @@ def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, q
         }
     ]
     claims = jwt.decode(signed, options={"verify_signature": False})
-    assert claims["aud"] == platform.issuer and claims["iss"] == platform.client_id
+    assert claims["aud"] == platform.issuer
+    assert claims["iss"] == platform.client_id
     assert claims["https://purl.imsglobal.org/spec/lti/claim/deployment_id"] == "1"
     assert claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"] == "opaque-data"
     assert claims["https://purl.imsglobal.org/spec/lti/claim/message_type"] == (
@@ -82,7 +86,8 @@ def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform, q
     assert client.post(response["Location"], {"activity": "quiz:x"}).status_code == 404
 
 
-def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platform, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platform):
     lab = small_lab()
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
     assert "Tiny chain" in client.get(response["Location"]).content.decode()
@@ -111,7 +116,8 @@ def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platf
     student = Client()
     landed = launch(student, platform, resource_link_id="lab-link", custom=item["custom"])
     placement = ResourceLink.objects.get(resource_link_id="lab-link")
-    assert placement.lab == lab and placement.quiz is None
+    assert placement.lab == lab
+    assert placement.quiz is None
     assert urlsplit(landed["Location"]).path == f"/lab/{placement.pk}/"
     rules = lab_policy(placement)
     assert (rules.max_runs, rules.grading_method) == (4, "last")
@@ -119,7 +125,8 @@ def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platf
     assert rules.late_penalty_percent == 25
 
 
-def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform):
     lab = small_lab()
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
     bad = client.post(
@@ -135,7 +142,8 @@ def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform, 
             "late_penalty_percent": "0",
         },
     )
-    assert bad.status_code == 400 and "closing time" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "closing time" in bad.content.decode()
 
 
 def test_learners_cannot_deep_link(client, platform):
@@ -147,7 +155,8 @@ def test_learners_cannot_deep_link(client, platform):
 def test_deep_linking_form_errors_are_shown(client, platform):
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
     bad = client.post(response["Location"], {"activity": "", "title": "", "max_attempts": "x"})
-    assert bad.status_code == 400 and "This field is required" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "This field is required" in bad.content.decode()
 
 
 @pytest.fixture(autouse=True)
@@ -189,14 +198,16 @@ def test_dynamic_registration_against_a_loopback_platform(client, platform_serve
         "key": "reg-key-123",
     }
     page = client.get("/lti/register/", params)
-    assert page.status_code == 200 and "Register" in page.content.decode()
+    assert page.status_code == 200
+    assert "Register" in page.content.decode()
     params["form_token"] = hidden(page.content.decode(), "form_token")
 
     done = client.post("/lti/register/", params)
     assert done.status_code == 200
     assert "lti/registered" in done.content.decode()  # the script that closes the dialog
     again = client.post("/lti/register/", params)  # an administrator who registers twice
-    assert again.status_code == 409 and "nothing was changed" in again.content.decode()
+    assert again.status_code == 409
+    assert "nothing was changed" in again.content.decode()
 
     registration = Registration.objects.get()
     assert (registration.issuer, registration.client_id) == (server.base, "Abc123Def456Ghi")
@@ -246,25 +257,29 @@ def test_dynamic_registration_refuses_a_configuration_from_another_site(client, 
     response = register(
         client, {"openid_configuration": platform_server.url("/.well-known/openid-configuration")}
     )
-    assert (
-        response.status_code == 400 and "not the site that served it" in response.content.decode()
-    )
+    assert response.status_code == 400
+    assert "not the site that served it" in response.content.decode()
 
 
 def test_registration_page_without_parameters_explains_itself(client):
     response = client.get("/lti/register/", {"key": "reg-key-123"})
-    assert response.status_code == 400 and "opened by your LMS" in response.content.decode()
+    assert response.status_code == 400
+    assert "opened by your LMS" in response.content.decode()
 
 
 def test_jwks_is_published_at_both_addresses(client):
     keys = client.get("/lti/jwks/").json()["keys"]
-    assert len(keys) == 1 and keys[0]["alg"] == "RS256" and keys[0]["kty"] == "RSA"
+    assert len(keys) == 1
+    assert keys[0]["alg"] == "RS256"
+    assert keys[0]["kty"] == "RSA"
     assert "d" not in keys[0]  # never the private part
-    assert keys[0]["use"] == "sig" and "key_ops" not in keys[0]
+    assert keys[0]["use"] == "sig"
+    assert "key_ops" not in keys[0]
     assert client.get("/.well-known/jwks.json").json()["keys"] == keys
 
 
-def test_key_rotation_keeps_launches_and_signatures_working(client, platform, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_key_rotation_keeps_launches_and_signatures_working(client, platform):
     def kids() -> list[str]:
         return [key["kid"] for key in client.get("/lti/jwks/").json()["keys"]]
 
@@ -272,7 +287,8 @@ def test_key_rotation_keeps_launches_and_signatures_working(client, platform, qu
     first = kids()
     call_command("rotate_tool_keys", "publish", stdout=out)
     during = kids()
-    assert len(during) == 2 and during[0] == first[0]
+    assert len(during) == 2
+    assert during[0] == first[0]
     next_kid = during[1]
 
     teacher = Client()
@@ -351,7 +367,8 @@ def test_add_registration_command_is_idempotent():
     ]
     call_command("lti_add_registration", *args, stdout=StringIO())
     call_command("lti_add_registration", *args, stdout=StringIO())
-    assert Registration.objects.count() == 1 and Deployment.objects.count() == 1
+    assert Registration.objects.count() == 1
+    assert Deployment.objects.count() == 1
     with pytest.raises(CommandError, match="must be an http"):
         call_command(
             "lti_add_registration",

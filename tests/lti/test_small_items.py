@@ -21,7 +21,8 @@ from tests.workers import _env
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_tool_config_prints_the_local_urls_in_a_make_run_checkout(db, settings, monkeypatch):
+@pytest.mark.usefixtures("db")
+def test_the_tool_config_prints_the_local_urls_in_a_make_run_checkout(settings, monkeypatch):
     """`make run` sets DEBUG=1 and no LTI_TOOL_URL; the guide says the command prints the
     registration URL there."""
     settings.DEBUG = True
@@ -36,7 +37,8 @@ def test_the_tool_config_prints_the_local_urls_in_a_make_run_checkout(db, settin
     assert "http://127.0.0.1:8000/lti/register/ (open without a key" in printed
 
 
-def test_outside_debug_the_tool_config_still_needs_a_base_url(db, settings):
+@pytest.mark.usefixtures("db")
+def test_outside_debug_the_tool_config_still_needs_a_base_url(settings):
     settings.DEBUG = False
     settings.LTI_TOOL_URL = ""
     with pytest.raises(Exception, match="--base-url"):
@@ -52,8 +54,9 @@ def test_outside_debug_the_tool_config_still_needs_a_base_url(db, settings):
     ],
     ids=["make-run", "with-key", "closed"],
 )
+@pytest.mark.usefixtures("db")
 def test_the_home_page_gives_the_registration_url_as_this_server_opens_it(
-    client, db, settings, debug, key, shows, hides
+    client, settings, debug, key, shows, hides
 ):
     settings.DEBUG = debug
     settings.LTI_REGISTRATION_KEY = key

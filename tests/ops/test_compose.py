@@ -38,7 +38,8 @@ def test_every_long_running_service_has_a_health_check_and_state_is_in_named_vol
     for name, service in SERVICES.items():
         check = service.get("healthcheck", {})
         if name == "migrate":
-            assert service["restart"] == "no" and check == {"disable": True}
+            assert service["restart"] == "no"
+            assert check == {"disable": True}
             continue
         assert check.get("test"), name
     assert SERVICES["web"]["healthcheck"]["test"][-3:] == ["-m", "ops.healthcheck", "ready"]
@@ -59,7 +60,8 @@ def test_every_long_running_service_has_a_health_check_and_state_is_in_named_vol
     assert SERVICES["migrate"]["command"] == "python manage.py deploy"
     # One build of the application image (migrate's), which the others use as it is.
     for name in ("web", "worker", "beat"):
-        assert "build" not in SERVICES[name] and SERVICES[name]["pull_policy"] == "never", name
+        assert "build" not in SERVICES[name], name
+        assert SERVICES[name]["pull_policy"] == "never", name
         assert SERVICES[name]["image"] == SERVICES["migrate"]["image"], name
 
 
@@ -90,27 +92,32 @@ def test_metrics_are_shared_and_no_deploy_step_deletes_them():
         assert f"metrics:{folder}" in SERVICES[name]["volumes"], name
     for service in SERVICES.values():
         command = service.get("command", "")
-        assert "-delete" not in command and "rm " not in command
+        assert "-delete" not in command
+        assert "rm " not in command
 
 
 def test_labs_run_on_a_cpu_worker_unless_the_gpu_profile_adds_the_gpu_worker():
     gpu = SERVICES["gpu-worker"]
     assert gpu["profiles"] == ["gpu"]
-    assert "-Q gpu" in gpu["command"] and "--concurrency 1" in gpu["command"]
+    assert "-Q gpu" in gpu["command"]
+    assert "--concurrency 1" in gpu["command"]
     assert gpu["build"]["args"]["EXTRAS"] == "labs"
     [device] = gpu["deploy"]["resources"]["reservations"]["devices"]
-    assert device["driver"] == "nvidia" and "gpu" in device["capabilities"]
+    assert device["driver"] == "nvidia"
+    assert "gpu" in device["capabilities"]
     # Without the profile (a host without a GPU) the CPU lab worker consumes the same queue,
     # from an image with PyTorch's CPU build rather than the CUDA one.
     cpu = SERVICES["lab-worker"]
     assert "profiles" not in cpu
-    assert "-Q gpu" in cpu["command"] and "--concurrency 1" in cpu["command"]
+    assert "-Q gpu" in cpu["command"]
+    assert "--concurrency 1" in cpu["command"]
     assert cpu["build"]["args"]["EXTRAS"] == "labs"
     assert "download.pytorch.org/whl/cpu" in cpu["build"]["args"]["PIP_EXTRA_INDEX_URL"]
     assert cpu["image"] != gpu["image"]
     assert cpu["environment"]["LAB_DEVICE"] == "cpu"
     unprofiled = [name for name, service in SERVICES.items() if "profiles" not in service]
-    assert "gpu-worker" not in unprofiled and "deploy" not in cpu
+    assert "gpu-worker" not in unprofiled
+    assert "deploy" not in cpu
     assert "-Q" not in SERVICES["worker"]["command"]  # the default queue only
     dockerfile = (ROOT / "Dockerfile").read_text()
     for app in ("assessments", "lti", "gradesync", "labs", "analytics", "ops", "api"):
@@ -124,7 +131,8 @@ def test_celery_processes_start_without_their_plain_text_banners():
 
 def test_the_docs_name_the_docker_versions_they_need():
     operations = (ROOT / "docs/operations.md").read_text()
-    assert "Docker Engine 20.10" in operations and "Compose v2" in operations
+    assert "Docker Engine 20.10" in operations
+    assert "Compose v2" in operations
 
 
 def settings_variables() -> set[str]:
@@ -188,7 +196,8 @@ def test_deployment_checks_pass_with_the_production_environment(tmp_path):
     env.update(production_environment())
     env["GCQUIZ_VAR_DIR"] = str(tmp_path)
     env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path)  # the volume's folder, on this machine
-    assert env["DEBUG"] == "0" and env["SECURE_SSL_REDIRECT"] == "1"
+    assert env["DEBUG"] == "0"
+    assert env["SECURE_SSL_REDIRECT"] == "1"
     done = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.django_db
 
 def test_healthz_is_liveness_only(client):
     response = client.get("/healthz")
-    assert response.status_code == 200 and response.json() == {"status": "ok"}
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
 
 
 def test_readyz_reports_every_dependency(client):
@@ -38,7 +39,8 @@ def test_readyz_fails_while_redis_is_down_and_recovers(client, settings, tmp_pat
         down = client.get("/readyz")
         assert down.status_code == 503
         body = down.json()
-        assert body["status"] == "unavailable" and body["database"] == "ok"
+        assert body["status"] == "unavailable"
+        assert body["database"] == "ok"
         assert body["redis"] == "unavailable (ConnectionError)"
         assert "127.0.0.1" not in down.content.decode()  # no addresses in a public probe
         assert body["broker"] != "ok"
@@ -88,7 +90,8 @@ def test_probes_answer_by_address_behind_a_production_host_list(client, settings
     settings.METRICS_TOKEN = "metrics-secret"
     assert client.get("/healthz", HTTP_HOST=host).status_code == 200
     ready = client.get("/readyz", HTTP_HOST=host)
-    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert ready.status_code == 200
+    assert ready.json()["status"] == "ready"
     scraped = client.get("/metrics", HTTP_HOST=host, HTTP_AUTHORIZATION="Bearer metrics-secret")
     assert scraped.status_code == 200
     assert client.get("/metrics", HTTP_HOST=host).status_code == 403  # still needs its token

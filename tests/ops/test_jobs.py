@@ -25,7 +25,8 @@ def test_retries_back_off_with_jitter_and_honour_retry_after():
 
 def test_retries_give_up_after_n_tries_or_after_some_time():
     by_tries = RetryPolicy(base_seconds=1, max_seconds=10, max_tries=3)
-    assert not by_tries.gives_up(2) and by_tries.gives_up(3)
+    assert not by_tries.gives_up(2)
+    assert by_tries.gives_up(3)
     by_age = RetryPolicy(base_seconds=1, max_seconds=10, give_up_after_seconds=60)
     now = timezone.now()
     assert not by_age.gives_up(50, first_due=now - timedelta(seconds=59), now=now)
@@ -44,7 +45,8 @@ def test_every_task_is_named_explicitly_and_the_routes_and_beat_use_those_names(
     for name, task in ours.items():
         # "labs.execute_run", not the module path Celery would make up ("labs.tasks.…"),
         # which a move or a rename of the function would change under queued messages.
-        assert name.count(".") == 1 and ".tasks." not in name, name
+        assert name.count(".") == 1, name
+        assert ".tasks." not in name, name
         assert task.name == name
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in ours, entry

@@ -49,7 +49,8 @@ class Collect(logging.Handler):
 @pytest.mark.worker
 @pytest.mark.torch
 @pytest.mark.django_db(transaction=True)
-def test_the_request_id_follows_a_request_into_its_task(quiz, tmp_path, monkeypatch, settings):
+@pytest.mark.usefixtures("quiz", "settings")
+def test_the_request_id_follows_a_request_into_its_task(tmp_path, monkeypatch):
     redis = PrivateRedis(tmp_path)
     send_through(execute_lab_run, redis.url, monkeypatch)
     learner = enrol_demo_member(Role.LEARNER)
@@ -108,7 +109,8 @@ def sample(text: str, name: str, **labels: str) -> float:
 
 
 @pytest.mark.django_db
-def test_metrics_count_requests_tasks_and_backlogs(client, quiz, settings):
+@pytest.mark.usefixtures("quiz")
+def test_metrics_count_requests_tasks_and_backlogs(client, settings):
     from labs.tasks import requeue_stuck_lab_runs
 
     settings.METRICS_TOKEN = "metrics-secret"
@@ -174,7 +176,9 @@ def test_every_task_has_soft_and_hard_time_limits():
     for task in ours:
         soft = task.soft_time_limit or app.conf.task_soft_time_limit
         hard = task.time_limit or app.conf.task_time_limit
-        assert soft and hard and soft < hard, task.name
+        assert soft, task.name
+        assert hard, task.name
+        assert soft < hard, task.name
 
 
 def collect_logs() -> Collect:
@@ -201,7 +205,8 @@ def test_one_log_line_per_request_with_its_id_and_4xx_warnings_keep_it(client, s
     assert (line["method"], line["path"], line["view"], line["status"]) == (
         "GET", "/healthz", "healthz", 200,
     )  # fmt: skip
-    assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
+    assert isinstance(line["duration_ms"], float)
+    assert line["duration_ms"] >= 0
     assert line["message"] == "GET /healthz 200"
     line = by_id["req-404-0123456789"]
     assert (line["view"], line["status"]) == ("unmatched", 404)
@@ -416,7 +421,8 @@ def test_celery_worker_and_beat_as_compose_runs_them_write_only_json_lines(tmp_p
         [announced] = [line for line in lines if "starting" in line["message"]]
         assert announced["logger"] == "ops.tasks"
         if name == "worker":
-            assert queue in announced["message"] and "(solo pool)" in announced["message"]
+            assert queue in announced["message"]
+            assert "(solo pool)" in announced["message"]
         else:
             assert "scheduled tasks" in announced["message"]
 

@@ -47,4 +47,6 @@ def test_a_malformed_body_gets_the_json_error_format(writer, url, case, content_
     assert response.status_code == status, (case, response.status_code, response.content[:300])
     assert response["Content-Type"].startswith("application/json"), case
     error = response.json()["error"]
-    assert error["status"] == status and error["code"] and error["message"], error
+    assert error["status"] == status, error
+    assert error["code"], error
+    assert error["message"], error

@@ -69,4 +69,5 @@ def test_a_token_stops_working_when_its_creator_loses_the_access(
         response = caller.get(url)
         assert response.status_code == 401, (case, url, response.content)
         error = response.json()["error"]
-        assert error["status"] == 401 and error["message"]
+        assert error["status"] == 401
+        assert error["message"]

@@ -50,7 +50,8 @@ def test_demo_mode_defaults_to_debug(tmp_path, debug, demo_mode, expected):
 
 
 @pytest.mark.django_db
-def test_with_the_demo_off_no_visitor_becomes_a_demo_user(client, quiz, settings):
+@pytest.mark.usefixtures("quiz")
+def test_with_the_demo_off_no_visitor_becomes_a_demo_user(client, settings):
     settings.DEMO_MODE = False
     users = get_user_model().objects.count()
     for role, activity in (("learner", "quiz"), ("staff", "quiz"), ("learner", "lab")):
@@ -61,7 +62,8 @@ def test_with_the_demo_off_no_visitor_becomes_a_demo_user(client, quiz, settings
 
 
 @pytest.mark.django_db
-def test_demo_lab_runs_stop_at_the_queue_cap(quiz, settings):
+@pytest.mark.usefixtures("quiz")
+def test_demo_lab_runs_stop_at_the_queue_cap(settings):
     settings.DEMO_LAB_QUEUE_CAP = 2
     lab = small_lab()
     students = [enrol_demo_member(Role.LEARNER) for _ in range(4)]

@@ -64,7 +64,8 @@ def test_hsts_stays_under_the_settings(client, settings):
     assert response["Strict-Transport-Security"].startswith("max-age=31536000")
 
 
-def test_the_deep_link_return_may_post_to_the_platform_only(client, platform, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_the_deep_link_return_may_post_to_the_platform_only(client, platform):
     response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
     returned = client.post(
         response["Location"],

@@ -123,7 +123,8 @@ FAILURES = (LaunchError, ags.PlatformError)
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda call: call.__name__)
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_every_platform_call_refuses_loopback(outbound_policy, recorder, call, host):
+@pytest.mark.usefixtures("outbound_policy")
+def test_every_platform_call_refuses_loopback(recorder, call, host):
     with pytest.raises(FAILURES) as raised:
         call(recorder.url("", host=host))
     assert "could not be reached" in str(raised.value)
@@ -149,12 +150,14 @@ def test_every_platform_call_refuses_loopback(outbound_policy, recorder, call, h
         "fc00::1",
     ],
 )
-def test_address_rule(outbound_policy, address):
+@pytest.mark.usefixtures("outbound_policy")
+def test_address_rule(address):
     assert http.address_allowed(address) is False
 
 
 @pytest.mark.parametrize("address", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"])
-def test_public_addresses_are_allowed(outbound_policy, address):
+@pytest.mark.usefixtures("outbound_policy")
+def test_public_addresses_are_allowed(address):
     assert http.address_allowed(address) is True
 
 
@@ -190,9 +193,8 @@ def test_answers_over_the_size_limit_are_refused(settings, recorder, path):
         http.get(recorder.url(path))
 
 
-def test_the_connection_goes_to_the_checked_address(
-    settings, outbound_policy, recorder, monkeypatch
-):
+@pytest.mark.usefixtures("outbound_policy")
+def test_the_connection_goes_to_the_checked_address(settings, recorder, monkeypatch):
     """DNS rebinding: the name resolves to a public address once, then to 127.0.0.1. The
     connection must go to the address that was checked, never resolving the name again."""
     real = socket.getaddrinfo
@@ -213,7 +215,8 @@ def test_the_connection_goes_to_the_checked_address(
     assert answers == ["93.184.216.34"] * len(answers)
 
 
-def test_the_pinned_connection_keeps_the_host_name(settings, recorder, monkeypatch):
+@pytest.mark.usefixtures("settings")
+def test_the_pinned_connection_keeps_the_host_name(recorder, monkeypatch):
     real = socket.getaddrinfo
     lookups = []
 

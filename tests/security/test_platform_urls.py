@@ -82,7 +82,8 @@ def test_service_and_return_urls_that_are_not_http_are_refused(
     assert f"launch's {name} is not an http(s) address" in html
 
 
-def test_an_https_platform_must_give_https_urls_without_debug(client, platform_server, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_an_https_platform_must_give_https_urls_without_debug(client, platform_server):
     lms = Platform(platform_server, issuer="https://lms.example.edu")
     lms.register_in_tool()
     auth = start_login(client, lms)

@@ -47,7 +47,8 @@ LIMITED = [
 
 
 @pytest.mark.parametrize(("case", "method", "path", "data"), LIMITED, ids=[c[0] for c in LIMITED])
-def test_an_address_is_limited_and_others_are_not(low_limits, quiz, case, method, path, data):
+@pytest.mark.usefixtures("low_limits", "quiz")
+def test_an_address_is_limited_and_others_are_not(case, method, path, data):
     address = a_new_address()
     client = Client(REMOTE_ADDR=address)
     for _ in range(LIMIT):
@@ -61,7 +62,8 @@ def test_an_address_is_limited_and_others_are_not(low_limits, quiz, case, method
     assert other.status_code != 429, case
 
 
-def test_forwarded_for_does_not_change_the_address_without_a_trusted_proxy(low_limits, quiz):
+@pytest.mark.usefixtures("low_limits", "quiz")
+def test_forwarded_for_does_not_change_the_address_without_a_trusted_proxy():
     address = a_new_address()
     for number in range(LIMIT + 1):
         response = Client(REMOTE_ADDR=address, HTTP_X_FORWARDED_FOR=f"192.0.2.{number}").get(
@@ -70,7 +72,8 @@ def test_forwarded_for_does_not_change_the_address_without_a_trusted_proxy(low_l
     assert response.status_code == 429
 
 
-def test_behind_a_trusted_proxy_the_forwarded_address_counts(low_limits, quiz, settings):
+@pytest.mark.usefixtures("low_limits", "quiz")
+def test_behind_a_trusted_proxy_the_forwarded_address_counts(settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
     proxy, client_address = a_new_address(), a_new_address()
     for _ in range(LIMIT):
@@ -81,7 +84,8 @@ def test_behind_a_trusted_proxy_the_forwarded_address_counts(low_limits, quiz, s
     assert other.status_code != 429
 
 
-def test_admin_sign_in_locks_an_address_out_after_failures(low_limits):
+@pytest.mark.usefixtures("low_limits")
+def test_admin_sign_in_locks_an_address_out_after_failures():
     get_user_model().objects.create_superuser("root", "root@example.edu", "a-Good-passw0rd")
     address = a_new_address()
     client = Client(REMOTE_ADDR=address)
@@ -91,13 +95,15 @@ def test_admin_sign_in_locks_an_address_out_after_failures(low_limits):
     last = client.post("/admin/login/", {"username": "root", "password": "wrong"})
     assert last.status_code == 429  # the failure that reaches the limit locks the address
     locked = client.post("/admin/login/", {"username": "root", "password": "a-Good-passw0rd"})
-    assert locked.status_code == 429 and "Too many requests" in locked.content.decode()
+    assert locked.status_code == 429
+    assert "Too many requests" in locked.content.decode()
     other = Client(REMOTE_ADDR=a_new_address())
     signed_in = other.post("/admin/login/", {"username": "root", "password": "a-Good-passw0rd"})
     assert signed_in.status_code == 302
 
 
-def test_an_invalid_bearer_token_is_throttled_before_it_is_refused(low_limits, fake_lms, quiz):
+@pytest.mark.usefixtures("low_limits")
+def test_an_invalid_bearer_token_is_throttled_before_it_is_refused(fake_lms, quiz):
     placement = graded_placement(fake_lms, quiz)
     teacher = student(placement, "teacher")
     Membership.objects.filter(user=teacher).update(role=Role.STAFF)
@@ -118,9 +124,8 @@ def test_an_invalid_bearer_token_is_throttled_before_it_is_refused(low_limits, f
 
 
 @pytest.mark.parametrize(("case", "method", "path", "data"), LIMITED, ids=[c[0] for c in LIMITED])
-def test_limits_let_requests_through_while_redis_is_down(
-    low_limits, private_redis, quiz, case, method, path, data
-):
+@pytest.mark.usefixtures("low_limits", "quiz")
+def test_limits_let_requests_through_while_redis_is_down(private_redis, case, method, path, data):
     private_redis.stop()
     client = Client(REMOTE_ADDR=a_new_address())
     for _ in range(LIMIT + 2):

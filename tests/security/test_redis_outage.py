@@ -20,7 +20,8 @@ from tests.quiz_helpers import answer_all, launched_client, start
 pytestmark = pytest.mark.django_db
 
 
-def test_students_answer_through_an_outage_and_after_it(private_redis, quiz):
+@pytest.mark.usefixtures("quiz")
+def test_students_answer_through_an_outage_and_after_it(private_redis):
     membership = enrol_demo_member(Role.LEARNER)
     client = launched_client(membership)  # signed in while Redis is up
     placement = membership.context.resource_links.get()
@@ -34,7 +35,7 @@ def test_students_answer_through_an_outage_and_after_it(private_redis, quiz):
 
     private_redis.start()
     second = start(client, placement.pk)
-    assert "Your score: 8 of 8" in answer_all(client, second, lambda question: True)
+    assert "Your score: 8 of 8" in answer_all(client, second, lambda _question: True)
 
 
 def _staff_client() -> tuple[Client, ResourceLink]:
@@ -44,18 +45,19 @@ def _staff_client() -> tuple[Client, ResourceLink]:
 
 # Pages that read the session, the signed-in user or the cache, for a learner and for staff.
 PAGES = [
-    ("home", "anonymous", lambda placement: "/"),
+    ("home", "anonymous", lambda _placement: "/"),
     ("the placement page", "learner", lambda p: reverse("assessments:placement", args=[p.pk])),
     ("the instructor's page", "staff", lambda p: reverse("assessments:manage", args=[p.pk])),
     ("the dashboard", "staff", lambda p: reverse("analytics:dashboard", args=[p.pk])),
-    ("the API through the session", "staff", lambda p: "/api/v1/grades/"),
-    ("the API anonymously", "anonymous", lambda p: "/api/v1/grades/"),
-    ("the admin's sign-in page", "anonymous", lambda p: "/admin/login/"),
+    ("the API through the session", "staff", lambda _p: "/api/v1/grades/"),
+    ("the API anonymously", "anonymous", lambda _p: "/api/v1/grades/"),
+    ("the admin's sign-in page", "anonymous", lambda _p: "/admin/login/"),
 ]
 
 
 @pytest.mark.parametrize(("case", "who", "url"), PAGES, ids=[p[0] for p in PAGES])
-def test_no_page_fails_while_redis_is_down(private_redis, quiz, case, who, url):
+@pytest.mark.usefixtures("quiz")
+def test_no_page_fails_while_redis_is_down(private_redis, case, who, url):
     learner = launched_client(enrol_demo_member(Role.LEARNER))
     staff, placement = _staff_client()
     client = {"anonymous": Client(), "learner": learner, "staff": staff}[who]
@@ -75,7 +77,8 @@ def test_a_launch_goes_through_while_redis_is_down_and_is_not_replayable(
     response = client.post("/lti/launch/", signed)
     assert response.status_code == 302, response.content.decode()[:500]
     page = client.get(response["Location"])
-    assert page.status_code == 200 and "Start the quiz" in page.content.decode()
+    assert page.status_code == 200
+    assert "Start the quiz" in page.content.decode()
     assert Membership.objects.filter(user__lti_user__sub="stu-outage").exists()
 
     for when in ("still down", "back"):

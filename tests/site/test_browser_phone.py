@@ -68,7 +68,7 @@ OVERFLOWING = """limit => {
 
 
 @pytest.fixture
-def phone(browser, page, live_server, settings):
+def phone(browser, page, live_server, settings):  # noqa: ARG001
     """A phone-sized browser per language, on a demo course with a class."""
     settings.LAB_TIMING_REPEATS = 1
     call_command("load_labs")

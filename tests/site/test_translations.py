@@ -89,7 +89,7 @@ def visible_text(html: str) -> str:
 
 
 @pytest.fixture
-def russian_pages(db, quiz, fake_lms):
+def russian_pages(db, quiz, fake_lms):  # noqa: ARG001
     """The main pages of both flows, quiz and lab, as a Russian reader gets them. The
     requests activate Russian in this thread; it is put back when the test ends, or later
     tests in this process would read Russian messages."""
