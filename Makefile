@@ -17,7 +17,7 @@ TEST_ENV = DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" \
 # pyproject.toml; CONTRIBUTING.md). `make test` runs everything.
 FAST_TESTS := not browser and not worker and not torch
 
-.PHONY: run test test-fast lint messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs labs-gpu-check vendor
+.PHONY: run test test-fast lint typecheck messages screenshots chromium compose-smoke base-images bench bench-load bench-answer-cost bench-dashboard bench-gradebook bench-sync bench-labs labs-gpu-check vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: $(VENV)/.installed-dev node_modules/.installed chromium lint
+# The domain's services and selectors type-checked with Django's and DRF's stubs
+# ([tool.mypy] in pyproject.toml; the plugin loads the settings, which connect to nothing).
+typecheck: $(VENV)/.installed-dev
+	$(TEST_ENV) $(BIN)/mypy
+
+test: $(VENV)/.installed-dev node_modules/.installed chromium lint typecheck
 	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 

@@ -12,10 +12,11 @@ from django.db.models import Avg, Count, F, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
 from assessments.models import Attempt, AttemptState, Option, Question, Response
-from assessments.selectors import localized
+from assessments.selectors import current_version, localized, placed_quiz
 from gradesync.models import SyncState
 from gradesync.selectors import newest_syncs
 from labs.models import LabRun, RunStatus
+from labs.selectors import placed_lab
 from lti.models import Membership, ResourceLink, Role
 
 from .statistics import (
@@ -144,7 +145,7 @@ def _response_table(placement: ResourceLink, counted: QuerySet[Attempt]) -> list
         .annotate(n=Count("pk"), seconds=Sum("seconds_spent"), timed=Count("seconds_spent"))
         .order_by()
     )
-    quiz = placement.quiz_id
+    quiz = placed_quiz(placement).pk
     question_keys = dict(Question.objects.filter(version__quiz_id=quiz).values_list("pk", "key"))
     option_keys = dict(
         Option.objects.filter(question__version__quiz_id=quiz).values_list("pk", "key")
@@ -225,7 +226,7 @@ def quiz_dashboard(
     counted = counted_attempts(placement, rules)
     totals, languages = _attempt_tables(counted)
     table = _response_table(placement, counted)
-    version = placement.quiz.current_version
+    version = current_version(placed_quiz(placement))
     questions = list(version.questions.prefetch_related("options").order_by("position"))
     maximum = len(questions)
 
@@ -420,7 +421,7 @@ def lab_dashboard(placement: ResourceLink) -> LabDashboard:
     )
     return LabDashboard(
         placement=placement,
-        budget_bytes=placement.lab.budget_bytes,
+        budget_bytes=placed_lab(placement).budget_bytes,
         runs=sum(statuses.values()),
         measured=statuses.get(RunStatus.SUCCEEDED, 0),
         within_budget=measured.filter(result__within_budget=True).count(),

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
 from django.db.models import (
     Count,
@@ -37,8 +38,32 @@ from .models import (
     GradingMethod,
     Option,
     Question,
+    Quiz,
+    QuizVersion,
     Response,
 )
+
+
+def placed_quiz(placement: ResourceLink) -> Quiz:
+    """The quiz at ``placement``, for code that serves quiz placements only."""
+    if placement.quiz is None:
+        raise ValueError(f"the placement {placement.pk} is not a quiz's")
+    return placement.quiz
+
+
+def current_version(quiz: Quiz) -> QuizVersion:
+    """The version of the quiz that new attempts take (loading its content sets it)."""
+    if quiz.current_version is None:
+        raise ValueError(f"the quiz {quiz.slug!r} has no content loaded")
+    return quiz.current_version
+
+
+def current_version_id(placement: ResourceLink) -> int:
+    """The id of the current version of the quiz at ``placement``, without fetching it."""
+    version_id = placed_quiz(placement).current_version_id
+    if version_id is None:
+        raise ValueError(f"the quiz of the placement {placement.pk} has no content loaded")
+    return version_id
 
 
 @dataclass(frozen=True)
@@ -139,7 +164,7 @@ class AttemptPolicy:
 
 def attempt_policy(placement: ResourceLink) -> AttemptPolicy:
     """The placement's own settings where it has them, else the quiz's defaults."""
-    quiz = placement.quiz
+    quiz = placed_quiz(placement)
     return AttemptPolicy(
         max_attempts=quiz.max_attempts
         if placement.max_attempts is None
@@ -155,9 +180,9 @@ def localized(texts: dict[str, str], language: str, fallback: str = "en") -> str
 def activity_title(placement: ResourceLink, language: str) -> str:
     """The placed activity's own title in the reader's language, for every role. The LMS's
     link title is typed once, in one language, so pages do not use it as the heading."""
-    if placement.lab_id is not None:
+    if placement.lab is not None:
         return localized(placement.lab.title, language)
-    return localized(placement.quiz.current_version.title, language)
+    return localized(current_version(placed_quiz(placement)).title, language)
 
 
 @dataclass(frozen=True)
@@ -220,7 +245,7 @@ class AttemptView:
         return self.attempt.finished_at - self.attempt.started_at
 
 
-def attempts_of(user: AbstractBaseUser) -> QuerySet[Attempt]:
+def attempts_of(user: User) -> QuerySet[Attempt]:
     """Only the user's own attempts: every attempt page looks attempts up through this. The
     pages of the answer loop need nothing joined (the version's content is its layout's)."""
     return Attempt.objects.filter(user=user)
@@ -295,11 +320,8 @@ class PlacementOverview:
         return round_grade(self.grade.score_given * 100 / self.grade.score_maximum)
 
 
-def placement_overview(
-    *, user: AbstractBaseUser, placement: ResourceLink, language: str
-) -> PlacementOverview:
-    quiz = placement.quiz
-    version = quiz.current_version
+def placement_overview(*, user: User, placement: ResourceLink, language: str) -> PlacementOverview:
+    version = current_version(placed_quiz(placement))
     attempts = list(Attempt.objects.filter(user=user, placement=placement).order_by("number"))
     return PlacementOverview(
         placement=placement,
@@ -319,7 +341,7 @@ def placement_score_maximum(placement: ResourceLink) -> Decimal:
         from labs.grading import LAB_SCORE_MAXIMUM
 
         return LAB_SCORE_MAXIMUM
-    return Decimal(version_layout(placement.quiz.current_version_id).question_count)
+    return Decimal(version_layout(current_version_id(placement)).question_count)
 
 
 @dataclass(frozen=True)
@@ -394,7 +416,7 @@ def _key_flips(placement: ResourceLink) -> tuple[list[int], list[int], dict[int,
     of question and option (a response the current version cannot match keeps its mark):
     the ids now right, the ids now wrong, and the change of score per attempt."""
     matching = Option.objects.filter(
-        question__version_id=placement.quiz.current_version_id,
+        question__version_id=current_version_id(placement),
         question__key=OuterRef("question__key"),
         key=OuterRef("option__key"),
     )
@@ -405,7 +427,9 @@ def _key_flips(placement: ResourceLink) -> tuple[list[int], list[int], dict[int,
         .filter(Q(is_correct=True, right=False) | Q(is_correct=False, right=True))
         .values_list("pk", "attempt_id", "right")
     )
-    now_right, now_wrong, delta = [], [], {}
+    now_right: list[int] = []
+    now_wrong: list[int] = []
+    delta: dict[int, int] = {}
     for pk, attempt_id, right in rows:
         (now_right if right else now_wrong).append(pk)
         delta[attempt_id] = delta.get(attempt_id, 0) + (1 if right else -1)
@@ -422,10 +446,11 @@ def _quiz_plan(
     if user_id is not None:
         attempts = attempts.filter(user_id=user_id)
     finished: dict[int, list[tuple[int, Decimal]]] = {}
-    rescored = []
+    rescored: list[AttemptRescore] = []
     for pk, public_id, student, number, score, max_score in attempts.order_by(
         "user_id", "number"
     ).values_list("pk", "public_id", "user_id", "number", "score", "max_score"):
+        assert score is not None  # a finished attempt has its score
         new_score = score + delta.get(pk, 0)
         if new_score != score:
             rescored.append(AttemptRescore(pk, str(public_id), student, number, score, new_score))
@@ -468,8 +493,11 @@ def regrade_plan(
 ) -> RegradePlan:
     """Every student's grade on the placement by its rules in force (a quiz's attempts
     against the current key when ``apply_key``), and what that would change."""
+    rescored: list[AttemptRescore] = []
+    now_right: list[int] = []
+    now_wrong: list[int] = []
     if placement.lab_id is not None:
-        planned, rescored, now_right, now_wrong = _lab_plan(placement, user_id), [], [], []
+        planned = _lab_plan(placement, user_id)
     else:
         planned, rescored, now_right, now_wrong = _quiz_plan(placement, apply_key, user_id)
     current = {
@@ -561,7 +589,7 @@ def grade_table(
     *,
     search: str = "",
     sort: str = "name",
-    page: object = 1,
+    page: int | str = 1,
     per_page: int = GRADE_TABLE_PAGE_SIZE,
 ) -> GradeTable:
     """One page of the placement's students (every learner of the course's roster, and
@@ -571,7 +599,8 @@ def grade_table(
     from labs.models import LabRun
 
     is_lab = placement.lab_id is not None
-    work = (LabRun if is_lab else Attempt).objects.filter(placement=placement)
+    # A lab's runs or a quiz's attempts: the same columns where this table reads both.
+    work: QuerySet[Any] = (LabRun if is_lab else Attempt).objects.filter(placement=placement)
     graded = Grade.objects.filter(placement=placement)
     roster = Membership.objects.filter(
         context_id=placement.context_id, role=Role.LEARNER, is_active=True
@@ -673,7 +702,7 @@ def grade_table(
     return GradeTable(rows=rows, page=shown_page, search=search, sort=sort, is_lab=is_lab)
 
 
-def course_student(placement: ResourceLink, user_id: int) -> AbstractBaseUser | None:
+def course_student(placement: ResourceLink, user_id: int) -> User | None:
     """A member of the placement's course (or anyone graded there), else None."""
     users = get_user_model().objects.filter(pk=user_id)
     return (

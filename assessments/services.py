@@ -8,9 +8,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 from uuid import UUID
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Max, Q, When
 from django.utils import timezone
@@ -46,7 +47,9 @@ from .models import (
 from .selectors import (
     PlannedGrade,
     attempt_policy,
+    current_version,
     is_last_question,
+    placed_quiz,
     placement_score_maximum,
     regrade_plan,
     version_layout,
@@ -71,7 +74,7 @@ def load_quiz(content: QuizContent) -> LoadResult:
     content_hash = content.content_hash()
     version = quiz.versions.filter(content_hash=content_hash).first()
     created = version is None
-    if created:
+    if version is None:
         number = (quiz.versions.aggregate(last=Max("number"))["last"] or 0) + 1
         version = QuizVersion.objects.create(
             quiz=quiz,
@@ -115,12 +118,10 @@ def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
     return order
 
 
-def start_or_resume_attempt(
-    *, user: AbstractBaseUser, placement: ResourceLink, language: str
-) -> Attempt:
+def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: str) -> Attempt:
     """The student's attempt in progress on this placement, or a new one if the policy
     allows another."""
-    quiz = placement.quiz
+    quiz = placed_quiz(placement)
     policy = attempt_policy(placement)
     with transaction.atomic():
         made = Attempt.objects.filter(user=user, placement=placement).aggregate(
@@ -133,7 +134,7 @@ def start_or_resume_attempt(
                 _("You have used all %(count)s attempts allowed on this quiz.")
                 % {"count": policy.max_attempts}
             )
-        version = quiz.current_version
+        version = current_version(quiz)
         option_order = _shuffled_option_order(version)
         try:
             with transaction.atomic():
@@ -171,7 +172,7 @@ class Answered:
 
 
 def submit_answer(
-    *, user: AbstractBaseUser, attempt_public_id: UUID, question_id: object, option_id: object
+    *, user: User, attempt_public_id: UUID, question_id: object, option_id: object
 ) -> Answered:
     """Record the student's answer to the current question of their attempt.
 
@@ -231,10 +232,10 @@ FROM inserted JOIN chosen USING (question_id), attempt, so_far
 
 
 def _record_next_answer(
-    user: AbstractBaseUser, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+    user: User, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
 ) -> Answered | None:
     finishing = is_last_question(question_pk)
-    parameters = {
+    parameters: dict[str, Any] = {
         "attempt": attempt_public_id,
         "user": user.pk,
         "in_progress": AttemptState.IN_PROGRESS.value,
@@ -265,7 +266,7 @@ def _record_next_answer(
 
 @transaction.atomic
 def _record_answer_checked(
-    user: AbstractBaseUser, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+    user: User, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
 ) -> Answered:
     attempt = (
         Attempt.objects.select_for_update(of=("self",))
@@ -320,7 +321,7 @@ def _record_answer_checked(
 
 
 def _finish_attempt(
-    attempt_id: int, *, user: AbstractBaseUser, placement: ResourceLink, score: int, now: datetime
+    attempt_id: int, *, user: User, placement: ResourceLink, score: int, now: datetime
 ) -> None:
     Attempt.objects.filter(pk=attempt_id).update(
         score=score, state=AttemptState.FINISHED, finished_at=now
@@ -355,7 +356,11 @@ def _mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[
             is_last_finished=Case(When(pk=last, then=True), default=False),
             is_highest=Case(When(pk=highest, then=True), default=False),
         )
-    return [(number, score, maximum) for number, _pk, score, maximum, _last, _high in finished]
+    return [
+        (number, score, maximum)
+        for number, _pk, score, maximum, _last, _high in finished
+        if score is not None  # a finished attempt has its score
+    ]
 
 
 def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[Grade, bool]:
@@ -384,7 +389,7 @@ def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[G
 # Part of the caller's transaction when there is one (no savepoint: nothing here is
 # retried on its own); a transaction of its own otherwise.
 @transaction.atomic(savepoint=False)
-def refresh_grade(*, user: AbstractBaseUser, placement: ResourceLink) -> Grade | None:
+def refresh_grade(*, user: User, placement: ResourceLink) -> Grade | None:
     """Recompute which of the student's finished attempts on the placement count (the last,
     the highest) and their grade there. A changed grade is queued for the LMS gradebook in
     the same transaction."""
@@ -437,7 +442,7 @@ def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
 @transaction.atomic(savepoint=False)
 def set_placement_grade(
     *,
-    user: AbstractBaseUser,
+    user: User,
     placement: ResourceLink,
     fraction: Decimal,
     score_maximum: Decimal,
@@ -467,7 +472,7 @@ def _audit(
     cause: str,
     previous: Decimal | None,
     was_overridden: bool,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     reason: str = "",
 ) -> GradeChange:
     return GradeChange.objects.create(
@@ -497,10 +502,10 @@ def _activity_method(placement: ResourceLink) -> str:
 def override_grade(
     *,
     placement: ResourceLink,
-    user: AbstractBaseUser,
+    user: User,
     score_given: Decimal,
     reason: str,
-    actor: AbstractBaseUser,
+    actor: User,
     share_reason: bool = False,
 ) -> GradeOverride:
     """Staff set a student's grade by hand. Recorded with who, when and why (shown to the
@@ -552,9 +557,7 @@ def override_grade(
 
 
 @transaction.atomic
-def clear_override(
-    *, placement: ResourceLink, user: AbstractBaseUser, actor: AbstractBaseUser, reason: str = ""
-) -> Grade:
+def clear_override(*, placement: ResourceLink, user: User, actor: User, reason: str = "") -> Grade:
     """Staff give the grade back to the rules: it becomes what the student's attempts or
     runs give, and goes to the gradebook if that differs from the override."""
     grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
@@ -599,7 +602,7 @@ def _lock_class(placement: ResourceLink) -> None:
 def recompute_placement(
     *,
     placement: ResourceLink,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     cause: str = ChangeCause.REGRADE,
     apply_key: bool = False,
     expected: str | None = None,
@@ -669,7 +672,7 @@ def recompute_placement(
 
 
 def regrade_placement(
-    *, placement: ResourceLink, actor: AbstractBaseUser, expected: str | None = None
+    *, placement: ResourceLink, actor: User, expected: str | None = None
 ) -> Regrade:
     """Staff regrade: the attempts against the quiz's current key (stable question and
     option keys), then every grade by the placement's rules in force."""
@@ -686,7 +689,7 @@ def regrade_placement(
 def change_quiz_settings(
     placement: ResourceLink,
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     quiz: Quiz,
     title: str,
     max_attempts: int,
@@ -710,7 +713,7 @@ def change_quiz_settings(
 
 
 @transaction.atomic
-def change_quiz_defaults(quiz: Quiz, *, actor: AbstractBaseUser, **fields: object) -> list[Regrade]:
+def change_quiz_defaults(quiz: Quiz, *, actor: User, **fields: object) -> list[Regrade]:
     """An administrator changes a quiz's default attempt limit or grading method; every
     placement that follows the defaults is regraded at once, as a placement's own change is."""
     placements = list(ResourceLink.objects.filter(quiz=quiz).select_related("quiz"))

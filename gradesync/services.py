@@ -125,7 +125,7 @@ def score_payload(sync: GradeSync, user_id: str, *, canvas: bool) -> dict:
 def _lineitem_url(placement: ResourceLink) -> str:
     if placement.lineitem_url:
         return placement.lineitem_url
-    registration = placement.context.deployment.registration
+    registration = placement.context.registration
     url = ags.find_or_create_lineitem(
         registration,
         placement.ags_lineitems_url,
@@ -139,7 +139,7 @@ def _lineitem_url(placement: ResourceLink) -> str:
     return url
 
 
-def _finish(sync: GradeSync, lease, **fields) -> bool:
+def _finish(sync: GradeSync, lease: datetime | None, **fields: object) -> bool:
     """Record the outcome if this worker still holds the row's lease; a worker that lost it
     (it ran past the lease and another took over) must not overwrite the newer outcome."""
     fields["claimed_until"] = None
@@ -171,7 +171,7 @@ def deliver(sync_id: int) -> str:
     placement = ResourceLink.objects.select_related(
         "context__deployment__registration", "quiz__current_version"
     ).get(pk=sync.placement_id)
-    registration = placement.context.deployment.registration
+    registration = placement.context.registration
     sub = LtiUser.objects.filter(user_id=sync.user_id).values_list("sub", flat=True).first()
     tries = sync.tries + 1
     retry_in: float | None = None

@@ -39,9 +39,16 @@ class LabRules:
     late_penalty_percent: int
 
 
+def placed_lab(placement: ResourceLink) -> Lab:
+    """The lab at ``placement``, for code that serves lab placements only."""
+    if placement.lab is None:
+        raise ValueError(f"the placement {placement.pk} is not a lab's")
+    return placement.lab
+
+
 def lab_policy(placement: ResourceLink) -> LabRules:
     """The lab's defaults, then what deep linking placed, then the instructor's schedule."""
-    lab = placement.lab
+    lab = placed_lab(placement)
     schedule = LabSchedule.objects.filter(pk=placement.pk).first() or LabSchedule()
     return LabRules(
         opens_at=schedule.opens_at,
@@ -113,13 +120,15 @@ def lab_grades(
         runs = runs.filter(user_id=user_id)
     counting: dict[int, list[GradedRun]] = {}
     seen: dict[int, int] = {}
-    for student, number, status, submitted_at, score, is_late in runs.order_by(
-        "user_id", "number"
-    ).values_list("user_id", "number", "status", "submitted_at", "score", "is_late"):
+    # is_late is the manager's annotation (labs/models.py), which the stubs cannot see.
+    rows = runs.order_by("user_id", "number").values_list(  # type: ignore[misc]
+        "user_id", "number", "status", "submitted_at", "score", "is_late"
+    )
+    for student, number, status, submitted_at, score, is_late in rows:
         seen[student] = seen.get(student, 0) + 1
         if rules.max_runs and seen[student] > rules.max_runs:
             continue
-        if status == RunStatus.SUCCEEDED:
+        if status == RunStatus.SUCCEEDED and score is not None:  # a measured run has one
             counting.setdefault(student, []).append(
                 GradedRun(submitted_at=submitted_at, score=score, is_late=is_late, number=number)
             )
@@ -229,7 +238,7 @@ def submissions_end(rules: LabRules) -> datetime | None:
 def optimal_policy(placement: ResourceLink, now: datetime, *, staff: bool) -> dict | None:
     """The shape of the policy that reaches the optimum, once no run can be submitted any
     more (or for the course's staff): before then it would be the answer."""
-    reference = placement.lab.reference or {}
+    reference = placed_lab(placement).reference or {}
     if reference.get("version") != REFERENCE_VERSION:
         return None
     end = submissions_end(lab_policy(placement))

@@ -9,9 +9,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -34,6 +35,7 @@ from .selectors import (
     SubmissionWindow,
     lab_grades,
     lab_policy,
+    placed_lab,
     runs_left,
     submission_window,
 )
@@ -120,7 +122,7 @@ class ScheduleChange:
 
 @transaction.atomic
 def update_schedule(
-    placement: ResourceLink, *, actor: AbstractBaseUser | None = None, **fields: object
+    placement: ResourceLink, *, actor: User | None = None, **fields: object
 ) -> ScheduleChange:
     """An instructor sets when the lab opens, is due and closes, and how runs count. A change
     of how runs count (the method, the run limit, the due time, the late policy) recomputes
@@ -166,7 +168,7 @@ def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
     """The schedule deep linking placed (custom parameters of the first launch); values
     that do not parse or do not fit together leave the lab's defaults."""
     penalty = str(custom.get("late_penalty_percent", ""))[:4]
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         name: _moment(custom.get(name)) for name in ("opens_at", "due_at", "closes_at")
     }
     if custom.get("late_policy") in LatePolicy.values:
@@ -208,13 +210,13 @@ def _refuse_a_full_demo_queue() -> None:
 
 
 def submit_run(
-    *, placement: ResourceLink, user: AbstractBaseUser, policy: object, now: datetime | None = None
+    *, placement: ResourceLink, user: User, policy: object, now: datetime | None = None
 ) -> LabRun:
     """Validate the student's policy and queue it for the GPU queue. Refused with a message,
     before anything runs, when the policy is invalid, the lab is not open, the student has
     used every run or already has one waiting."""
     now = now or timezone.now()
-    lab = placement.lab
+    lab = placed_lab(placement)
     try:
         if isinstance(policy, str):
             parse_policy(policy, lab.blocks)  # strictly: a field given twice is refused
@@ -305,7 +307,7 @@ def execute_run(run_id: int) -> LabRun | None:
         _retry_if_only_locked(run_id)
         return None
     logger.info("lab run %s claimed (try %d)", run.public_id, run.execution_attempts)
-    lab = run.placement.lab
+    lab = placed_lab(run.placement)
     try:
         reference = ensure_reference(lab)
     except ReferenceUnavailable as error:
@@ -387,7 +389,7 @@ def _retry_if_only_locked(run_id: int) -> None:
 
 @transaction.atomic
 def refresh_lab_grade(
-    *, user: AbstractBaseUser, placement: ResourceLink, rules: LabRules | None = None
+    *, user: User, placement: ResourceLink, rules: LabRules | None = None
 ) -> Grade | None:
     """The student's lab grade from their measured runs, by the schedule's grading method,
     run limit and late policy; queued for the gradebook when it changes."""

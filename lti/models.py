@@ -152,6 +152,14 @@ class Context(models.Model):
             return str(_("Demo course"))
         return self.title or self.context_id
 
+    @property
+    def registration(self) -> Registration:
+        """The registration of the LMS the course came from. Only a course launched from an
+        LMS has one; the demo course's grades and roster go nowhere."""
+        if self.deployment is None:
+            raise ValueError(f"the course {self.pk} has no LMS (the demo course)")
+        return self.deployment.registration
+
 
 class ResourceLink(models.Model):
     """One placement of an activity in a course (the LTI `resource_link` claim): a quiz or

@@ -8,8 +8,8 @@ import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import models, transaction
 
 from assessments.models import GradingMethod, Quiz
 
@@ -39,7 +39,7 @@ class QuizNotLoaded(Exception):
 
 @dataclass(frozen=True)
 class LaunchResult:
-    user: AbstractBaseUser
+    user: User
     membership: Membership
     placement: ResourceLink | None
 
@@ -63,7 +63,7 @@ def _text(value: object, limit: int) -> str:
     return value.strip()[:limit] if isinstance(value, str) else ""
 
 
-def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
+def _provision_user(message: LaunchMessage) -> User:
     claims = message.claims
     lti_user = (
         LtiUser.objects.select_related("user")
@@ -95,7 +95,7 @@ def _provision_user(message: LaunchMessage) -> AbstractBaseUser:
     return user
 
 
-def _update_fields(instance, values: dict) -> None:
+def _update_fields(instance: models.Model, values: dict) -> None:
     """Set and save only the fields whose values differ (a launch repeats what it sent)."""
     changed = [name for name, value in values.items() if getattr(instance, name) != value]
     for name in changed:
@@ -145,7 +145,7 @@ def placement_settings_from_custom(custom: dict) -> dict:
 def _ags(message: LaunchMessage) -> dict:
     """What the launch's AGS claim grants; fields absent from the claim are left alone."""
     claim = message.claim(c.AGS_ENDPOINT)
-    found = {}
+    found: dict[str, str | list[str]] = {}
     if _text(claim.get("lineitem"), 500):
         found["lineitem_url"] = _text(claim["lineitem"], 500)
     if _text(claim.get("lineitems"), 500):
@@ -265,14 +265,13 @@ def enrol_demo_member(role: Role = Role.LEARNER, language: str = "en") -> Member
     )
 
 
-def demo_member(role: Role, language: str, returning_user_id: object = None) -> Membership:
+def demo_member(role: Role, language: str, returning_user_id: str | None = None) -> Membership:
     """The demo course's member for a browser: the one it was before (its signed demo
     cookie names the user) while that user is still a demo member in the same role, so an
     attempt can be resumed; otherwise a new one."""
-    try:
-        user_id = int(returning_user_id)
-    except (TypeError, ValueError):
+    if returning_user_id is None or not returning_user_id.isdecimal():
         return enrol_demo_member(role, language)
+    user_id = int(returning_user_id)
     returning = (
         Membership.objects.select_related("user")
         .filter(
@@ -297,7 +296,7 @@ def sync_roster(context: Context) -> int:
 
     from .ags import roster_pages
 
-    registration = context.deployment.registration
+    registration = context.registration
     present: set[str] = set()
     for page in roster_pages(registration, context.nrps_url):
         with transaction.atomic():
@@ -316,7 +315,7 @@ def sync_roster(context: Context) -> int:
 
 
 def _record_member(context: Context, sub: str, member: dict) -> None:
-    registration = context.deployment.registration
+    registration = context.registration
     lti_user = (
         LtiUser.objects.select_related("user").filter(registration=registration, sub=sub).first()
     )
