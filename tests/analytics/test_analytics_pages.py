@@ -193,7 +193,6 @@ def test_dashboard_page_and_its_csv_exports(dashboard_class):
     assert "Enter a valid date" in bad.content.decode()
 
 
-@pytest.mark.usefixtures("fake_lms")
 def test_only_the_courses_staff_see_dashboards(dashboard_class):
     placement, students, _client = dashboard_class
     learner = launched_client(Membership.objects.get(user=students[0]))

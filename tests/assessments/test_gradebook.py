@@ -292,7 +292,6 @@ def test_bad_overrides_from_the_page_say_what_is_wrong(synced_placement, form, m
     assert not GradeChange.objects.exists()
 
 
-@pytest.mark.usefixtures("fake_lms", "quiz")
 def test_only_the_courses_staff_see_and_change_grades(synced_placement):
     her = student(synced_placement, "her")
     finish_attempt(her, synced_placement, correct=5)

@@ -164,7 +164,6 @@ def test_changes_of_one_student_are_delivered_in_order(fake_lms, quiz):
     assert [entry[3] for entry in fake_lms.accepted] == [2.0, 7.0]
 
 
-@pytest.mark.usefixtures("fake_lms")
 def test_an_unchanged_grade_is_not_sent_again(synced_placement):
     user = student(synced_placement, "s1")
     finish_attempt(user, synced_placement, correct=6)
@@ -198,7 +197,6 @@ def test_a_context_without_ags_says_grades_cannot_be_synced(fake_lms, quiz):
     assert "did not offer grade services" in page.content.decode()
 
 
-@pytest.mark.usefixtures("fake_lms", "settings")
 def test_a_killed_delivery_becomes_due_again_after_its_lease(synced_placement):
     finish_attempt(student(synced_placement, "s1"), synced_placement, correct=1)
     sync = GradeSync.objects.get()
@@ -231,7 +229,6 @@ def test_roster_paging_follows_a_mixed_case_next_url(synced_placement, fake_lms)
     assert "m4" in members
 
 
-@pytest.mark.usefixtures("fake_lms")
 def test_only_staff_may_refresh_the_roster_or_retry(synced_placement):
     learner = student(synced_placement, "s1")
     finish_attempt(learner, synced_placement, correct=1)
