@@ -3,17 +3,18 @@ point; the point grows with them and its tooltip names the students, without jit
 
 from __future__ import annotations
 
+import pytest
 from django.utils import timezone
 
 from analytics.charts import lab_charts
 from analytics.selectors import lab_dashboard
 from labs.models import LabRun, RunStatus
+from tests.gradebook import graded_placement, student
+from tests.labs_helpers import small_lab
 
-from ..gradebook import graded_placement, student
-from ..labs_helpers import small_lab
 
-
-def test_runs_on_one_point_are_one_larger_point_that_names_its_students(db, fake_lms, quiz):
+@pytest.mark.usefixtures("db", "quiz")
+def test_runs_on_one_point_are_one_larger_point_that_names_its_students(fake_lms):
     placement = graded_placement(fake_lms, small_lab())
     now = timezone.now()
     for number, (name, peak, recompute) in enumerate(

@@ -15,8 +15,7 @@ from labs import services
 from labs.models import Lab, LabRun
 from labs.runner.costmodel import BlockCosts, plan_cost
 from labs.runner.policies import uniform_segments
-
-from ..browser import axe_violations
+from tests.browser import axe_violations
 
 pytestmark = pytest.mark.browser
 
@@ -161,8 +160,10 @@ def test_the_workbench_shows_one_kind_at_a_time_estimates_live_and_edits_json(
         "Optimal frontier",
         "Budget",
     ]
-    assert config["x"] == "Peak activation memory (MiB)" and config["y"] == "Recomputed GFLOP"
-    assert config["xTicks"] >= 3 and config["yTicks"] >= 3
+    assert config["x"] == "Peak activation memory (MiB)"
+    assert config["y"] == "Recomputed GFLOP"
+    assert config["xTicks"] >= 3
+    assert config["yTicks"] >= 3
     order = dict(config["order"])
     assert order["√N segments"] < order["Optimal frontier"]
     assert order["No checkpointing"] < order["Optimal frontier"]

@@ -18,9 +18,8 @@ from labs.selectors import instructions_html
 from lti.access import SESSION_KEY
 from lti.models import Role
 from lti.services import enrol_demo_member
-
-from ..labs_helpers import lab_placement, small_lab
-from ..quiz_helpers import launched_client
+from tests.labs_helpers import lab_placement, small_lab
+from tests.quiz_helpers import launched_client
 
 JSON = {"HTTP_ACCEPT": "application/json"}
 
@@ -31,7 +30,7 @@ def quick_runs(settings):
     settings.LAB_RETRY_BACKOFF_SECONDS = 0
 
 
-def workbench(quiz, **lab_fields):
+def workbench(**lab_fields):
     """A learner's session in a course with a lab placed, its reference computed by the
     real runner (as a lab's first run computes it)."""
     learner = enrol_demo_member(Role.LEARNER)
@@ -78,8 +77,10 @@ CHAIN_FORMS = [
 ]
 
 
-def test_the_estimate_is_what_the_runner_then_measures_for_every_kind_of_policy(quiz):
-    client, placement, _learner = workbench(quiz)
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_the_estimate_is_what_the_runner_then_measures_for_every_kind_of_policy():
+    client, placement, _learner = workbench()
     over_budget = 0
     for form in CHAIN_FORMS:
         response = estimate(client, placement, form)
@@ -96,9 +97,10 @@ def test_the_estimate_is_what_the_runner_then_measures_for_every_kind_of_policy(
     assert 0 < over_budget < len(CHAIN_FORMS)
 
 
-def test_the_estimate_of_a_selective_policy_in_a_transformer_is_what_the_runner_measures(quiz):
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_the_estimate_of_a_selective_policy_in_a_transformer_is_what_the_runner_measures():
     client, placement, _learner = workbench(
-        quiz,
         slug="tiny-transformer",
         model_kind="transformer",
         blocks=2,
@@ -126,20 +128,25 @@ def test_the_estimate_of_a_selective_policy_in_a_transformer_is_what_the_runner_
         ), form
 
 
-def test_a_chain_offers_only_the_op_kinds_it_runs(quiz):
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_a_chain_offers_only_the_op_kinds_it_runs():
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     page = launched_client(learner).get(reverse("labs:placement", args=[placement.pk]))
     html = page.content.decode()
-    assert 'name="save" value="matmul"' in html and 'name="save" value="pointwise"' in html
-    assert 'value="attention"' not in html and 'value="norm"' not in html
+    assert 'name="save" value="matmul"' in html
+    assert 'name="save" value="pointwise"' in html
+    assert 'value="attention"' not in html
+    assert 'value="norm"' not in html
     ran = small_lab(slug="other")  # the mapping agrees with what the meter counts
     services.ensure_reference(ran)
     measured = max((p["policy"]["save"] for p in ran.reference["selective"]), key=len)
     assert set(measured) == set(MODEL_OP_KINDS["chain"])
 
 
-def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed():
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     client = launched_client(learner)
@@ -161,7 +168,8 @@ def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed(quiz):
     assert response.status_code == 400
     assert "overlaps the one before it" in response.json()["errors"][0]
     response = estimate(client, placement, {"kind": "segments", "size": "99"})
-    assert response.status_code == 400 and response.json()["errors"]
+    assert response.status_code == 400
+    assert response.json()["errors"]
 
     # Submitting the same text: a 400 page that says why and still holds every character.
     response = client.post(
@@ -174,17 +182,21 @@ def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed(quiz):
     assert not LabRun.objects.exists()
 
 
-def test_without_javascript_the_estimate_button_shows_the_page_with_the_estimate(quiz):
-    client, placement, _learner = workbench(quiz)
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_without_javascript_the_estimate_button_shows_the_page_with_the_estimate():
+    client, placement, _learner = workbench()
     response = client.post(reverse("labs:estimate", args=[placement.pk]), {"kind": "sqrt"})
     assert response.status_code == 200
     html = response.content.decode()
     assert not LabRun.objects.exists()
-    assert "Peak activation memory:" in html and "Recomputed:" in html
+    assert "Peak activation memory:" in html
+    assert "Recomputed:" in html
     assert '"kind": "sqrt"' in html.replace("&quot;", '"')  # the policy as JSON, in the editor
 
 
-def test_before_the_reference_exists_the_estimate_says_so(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_before_the_reference_exists_the_estimate_says_so():
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     response = estimate(launched_client(learner), placement, {"kind": "sqrt"})
@@ -200,15 +212,19 @@ def test_instructions_are_markdown_paragraphs_with_html_escaped():
     )
     assert html.count("<p>") == 2
     assert "<strong>64 blocks</strong>\nthat wraps." in html  # a line break is a space
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
     assert 'href="javascript' not in html
 
 
-def test_the_result_page_shows_the_policy_as_json_the_chart_and_the_timing_spread(quiz):
-    client, placement, _learner = workbench(quiz)
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_the_result_page_shows_the_policy_as_json_the_chart_and_the_timing_spread():
+    client, placement, _learner = workbench()
     done = run(client, placement, {"kind": "sqrt"})
     html = client.get(reverse("labs:run", args=[done.public_id])).content.decode()
-    assert "{&#x27;kind&#x27;" not in html and "{'kind'" not in html  # never Python's repr
+    assert "{&#x27;kind&#x27;" not in html
+    assert "{'kind'" not in html
     assert "&quot;kind&quot;: &quot;sqrt&quot;" in html or '"kind": "sqrt"' in html
     start = html.index('<script id="chart-run" type="application/json">') + len(
         '<script id="chart-run" type="application/json">'
@@ -229,7 +245,8 @@ def test_the_result_page_shows_the_policy_as_json_the_chart_and_the_timing_sprea
     assert f"{low:.1f} – {high:.1f}" in html
 
 
-def test_the_estimate_is_only_for_members_of_the_course(quiz):
+@pytest.mark.usefixtures("quiz")
+def test_the_estimate_is_only_for_members_of_the_course():
     learner = enrol_demo_member(Role.LEARNER)
     placement = lab_placement(learner.context, small_lab())
     url = reverse("labs:estimate", args=[placement.pk])
