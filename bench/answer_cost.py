@@ -68,6 +68,29 @@ def wsgi_caller(application: Callable, port: int) -> Callable:
     return call
 
 
+def _without_sql_answer() -> None:
+    """Every answer through the checked ORM path (decision 24's fallback)."""
+    from assessments import services
+
+    services._record_next_answer = lambda *args: None
+
+
+def _without_cached_user() -> None:
+    """The session user from the database, as Django's ModelBackend reads it (decision 25)."""
+    from django.contrib.auth.backends import ModelBackend
+
+    from lti.backends import CachedUserBackend
+
+    CachedUserBackend.get_user = ModelBackend.get_user
+
+
+# What --without turns off, in this process only: a measurement, not a setting.
+SHORTCUTS = {
+    "sql-answer": _without_sql_answer,
+    "cached-user": _without_cached_user,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=20)
@@ -77,6 +100,13 @@ def main() -> None:
         "--profile", metavar="KIND", help="cProfile the requests whose kind contains this text"
     )
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--without",
+        choices=sorted(SHORTCUTS),
+        action="append",
+        default=[],
+        help="measure with this shortcut of the answer loop off (decisions 24 and 25)",
+    )
     args = parser.parse_args()
     load.cache_private_keys()
     env = load.environment(args.port, workers=1, threads=1)
@@ -92,6 +122,8 @@ def main() -> None:
 
     from config.wsgi import application
 
+    for name in args.without:
+        SHORTCUTS[name]()
     call = wsgi_caller(application, args.port)
     csrf = secrets.token_hex(16)
     cpu: dict[str, list[float]] = defaultdict(list)
@@ -162,6 +194,7 @@ def main() -> None:
     print(
         f"{args.attempts} attempts of {len(questions)} questions by {args.students} students; "
         f"one process, PostgreSQL and Redis on loopback; python {sys.version.split()[0]}"
+        + (f"; without {', '.join(args.without)}" if args.without else "")
     )
     trivial = statistics.median(cpu["trivial view (GET /healthz)"])
     print("| request | CPU ms (median) | times the trivial view | SQL statements |")

@@ -1,9 +1,5 @@
-"""Django's Redis cache, keeping one client per connection pool, that answers as a miss when
-Redis is down instead of failing the request.
-
-Django's client builds a new ``redis.Redis`` (and its table of response callbacks) for
-every cache call: about 60 µs, which every request paid twice (its session and its
-user). A client over a connection pool is safe to share, so one per pool does the same.
+"""Django's Redis cache that answers as a miss when Redis is down instead of failing the
+request.
 
 Everything in the cache can be lost (decision 29): sessions are in the database too, the
 signed-in user is read from the database, LTI login state and nonces go to the database
@@ -36,20 +32,6 @@ UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 # Cache objects are per thread; whether Redis is reachable is known per process and server.
 _down_until: dict[str, float] = {}
 _lock = threading.Lock()
-
-
-class RedisCacheClient(django_redis.RedisCacheClient):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
-
-    def get_client(self, _key: Any = None, *, write: bool = False) -> Any:
-        # One client per connection pool, whatever the key (Django passes it for sharding).
-        pool = self._get_connection_pool(write)
-        client = self._clients.get(id(pool))
-        if client is None:
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)
-        return client
 
 
 def _missing_key(*args: Any, **kwargs: Any) -> Any:
@@ -97,7 +79,6 @@ def _falling_back(name: str, operation: Callable[..., Any]) -> Callable[..., Any
 class RedisCache(django_redis.RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
-        self._class = RedisCacheClient
         self._server = server
 
     def is_down(self) -> bool:
