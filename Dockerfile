@@ -16,12 +16,14 @@ COPY pyproject.toml README.md ./
 COPY config config
 COPY assessments assessments
 COPY lti lti
+COPY activities activities
 COPY gradesync gradesync
 COPY labs labs
 COPY analytics analytics
 COPY ops ops
 COPY api api
 COPY templates templates
+COPY static static
 COPY locale locale
 COPY manage.py ./
 RUN PIP_CERT=/etc/ssl/certs/ca-certificates.crt pip install --no-cache-dir \

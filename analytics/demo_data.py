@@ -17,8 +17,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from assessments.grading import grade_fraction, round_grade
-from assessments.models import Attempt, AttemptState, Grade, Response
+from activities.grading import grade_fraction, round_grade
+from activities.models import Grade
+from assessments.models import Attempt, AttemptState, Response
 from assessments.selectors import attempt_policy
 from lti.demo_names import distinct_names
 from lti.models import Membership, ResourceLink, Role

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 
 from django.db.models import QuerySet
 
-from assessments.grading import plain_grade
-from assessments.models import Attempt, Grade, Response
+from activities.grading import plain_grade
+from activities.models import Grade
+from assessments.models import Attempt, Response
 from labs.models import LabRun
 from lti.models import ResourceLink
 

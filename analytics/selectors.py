@@ -11,8 +11,9 @@ from typing import Any
 from django.db.models import Avg, Count, F, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
+from activities.texts import localized
 from assessments.models import Attempt, AttemptState, Option, Question, Response
-from assessments.selectors import current_version, localized, placed_quiz
+from assessments.selectors import current_version, placed_quiz
 from gradesync.models import SyncState
 from gradesync.selectors import newest_syncs
 from labs.models import LabRun, RunStatus

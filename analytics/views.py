@@ -8,13 +8,18 @@ from django.utils.text import slugify
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from assessments.selectors import activity_title
-from lti.access import launch_required, staff_placement
+from activities import registry
+from activities.access import staff_placement
+from activities.selectors import activity_title
+from lti.access import launch_required
 
 from . import selectors
 from .charts import lab_charts, quiz_charts
 from .exports import stream_csv
 from .forms import DashboardFilterForm
+
+# The exports of each activity kind whose dashboard lives here (the quiz's and the labs').
+EXPORTS = {"quiz": ("responses", "attempts", "grades"), "lab": ("runs", "grades")}
 
 
 @require_GET
@@ -22,7 +27,10 @@ from .forms import DashboardFilterForm
 def dashboard(request: HttpRequest, placement_id: int) -> HttpResponse:
     placement = staff_placement(request, placement_id)
     context = {"placement": placement, "title": activity_title(placement, get_language())}
-    if placement.lab_id:
+    kind = registry.kind_of(placement).key
+    if kind not in EXPORTS:
+        raise Http404("This activity has no dashboard here.")
+    if kind == "lab":
         lab = selectors.lab_dashboard(placement)
         context.update(dashboard=lab, charts=lab_charts(lab))
         return render(request, "analytics/lab_dashboard.html", context)
@@ -39,7 +47,7 @@ def dashboard(request: HttpRequest, placement_id: int) -> HttpResponse:
 @launch_required
 def export(request: HttpRequest, placement_id: int, kind: str) -> StreamingHttpResponse:
     placement = staff_placement(request, placement_id)
-    offered = ("runs", "grades") if placement.lab_id else ("responses", "attempts", "grades")
+    offered = EXPORTS.get(registry.kind_of(placement).key, ())
     if kind not in offered:
         raise Http404("No such export for this activity.")
     name = f"{slugify(placement.title or placement.resource_link_id)}-{kind}.csv"

@@ -10,7 +10,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from assessments.errors import AssessmentError
+from activities.errors import DomainError
 
 
 def _message(detail) -> str:
@@ -57,7 +57,7 @@ def api_exception_handler(exc, context):
     return response
 
 
-def domain_error(error: AssessmentError) -> Response:
+def domain_error(error: DomainError) -> Response:
     return Response(
         {
             "error": {

@@ -4,7 +4,8 @@ import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
 
-from assessments.models import Attempt, AttemptState, Grade, Response
+from activities.models import Grade
+from assessments.models import Attempt, AttemptState, Response
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, ResourceLink
 

@@ -7,15 +7,10 @@ from decimal import ROUND_HALF_UP
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from assessments.grading import GRADE_DECIMALS
-from assessments.models import (
-    Attempt,
-    Grade,
-    GradeOverride,
-    Quiz,
-    Regrade,
-    Response,
-)
+from activities import registry
+from activities.grading import GRADE_DECIMALS
+from activities.models import Grade, GradeOverride, Regrade
+from assessments.models import Attempt, Response
 from labs.models import LabRun
 from lti.models import Membership, ResourceLink
 
@@ -31,20 +26,16 @@ class UserSerializer(serializers.Serializer):
         return (lti_user.name if lti_user else "") or user.get_full_name() or user.get_username()
 
 
-class ActivitySerializer(serializers.ModelSerializer):
-    kind = serializers.SerializerMethodField()
-    title = serializers.SerializerMethodField()
-    version = serializers.IntegerField(source="current_version.number")
+class ActivitySerializer(serializers.Serializer):
+    """An activity of any registered kind, as deep linking names it (``kind:slug``)."""
 
-    class Meta:
-        model = Quiz
-        fields = ["id", "kind", "slug", "title", "version", "max_attempts", "grading_method"]
-
-    def get_kind(self, _quiz: Quiz) -> str:
-        return "quiz"
-
-    def get_title(self, quiz: Quiz) -> dict[str, str]:
-        return quiz.current_version.title
+    key = serializers.CharField(help_text="kind:slug, as deep linking places it.")
+    kind = serializers.CharField(help_text="The activity kind: quiz, lab, or another kind.")
+    slug = serializers.CharField()
+    title = serializers.DictField(
+        child=serializers.CharField(), help_text="Title per language code."
+    )
+    score_maximum = serializers.DecimalField(max_digits=9, decimal_places=3)
 
 
 class PlacementSerializer(serializers.ModelSerializer):
@@ -81,11 +72,13 @@ class PlacementSerializer(serializers.ModelSerializer):
         return {"id": context.pk, "context_id": context.context_id, "title": context.title}
 
     def get_activity(self, placement: ResourceLink) -> str:
-        return (placement.quiz or placement.lab).slug
+        return registry.slug(placement)
 
-    @extend_schema_field({"type": "string", "enum": ["quiz", "lab"]})
+    @extend_schema_field(
+        {"type": "string", "description": "The activity kind's key: quiz, lab, or another kind."}
+    )
     def get_activity_type(self, placement: ResourceLink) -> str:
-        return "lab" if placement.lab_id else "quiz"
+        return registry.kind_of(placement).key
 
 
 class ResponseSerializer(serializers.ModelSerializer):

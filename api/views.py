@@ -3,6 +3,7 @@ services the pages use; they hold no domain logic."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -12,12 +13,14 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response as ApiResponse
 
+from activities import registry
+from activities import services as grade_services
+from activities.errors import DomainError
+from activities.models import Grade, GradeOverride, Regrade
+from activities.selectors import regrade_plan
 from analytics.forms import DashboardFilterForm
 from analytics.selectors import COUNTING_RULES, lab_dashboard, quiz_dashboard
-from assessments import services as assessment_services
-from assessments.errors import AssessmentError
-from assessments.models import Attempt, Grade, GradeOverride, Quiz, Regrade, Response
-from assessments.selectors import regrade_plan
+from assessments.models import Attempt, Response
 from gradesync.models import GradeSync
 from labs.models import LabRun
 from lti.models import Context, Membership, ResourceLink
@@ -52,13 +55,31 @@ class ScopedViewSet(viewsets.GenericViewSet):
         return placement
 
 
-class ActivityViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
-    """Activities that can be placed in a course (the quiz; labs later)."""
+class ActivityViewSet(ScopedViewSet):
+    """Activities that can be placed in a course: every registered kind's (the quizzes, the
+    labs), ordered by kind and slug."""
 
     serializer_class = serializers.ActivitySerializer
-    queryset = Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
-    ordering_fields = ["slug"]
-    ordering = ["slug"]
+    filter_backends: list = []
+
+    def list(self, request):
+        languages = [code for code, _name in settings.LANGUAGES]
+        rows = sorted(
+            (
+                {
+                    "key": f"{kind.key}:{kind.slug_of(activity)}",
+                    "kind": kind.key,
+                    "slug": kind.slug_of(activity),
+                    "title": {code: kind.title_of(activity, code) for code in languages},
+                    "score_maximum": kind.score_maximum_of(activity),
+                }
+                for kind in registry.kinds()
+                for activity in kind.catalogue()
+            ),
+            key=lambda row: (row["kind"], row["slug"]),
+        )
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
@@ -73,7 +94,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
 
     def get_queryset(self):
         return ResourceLink.objects.filter(self.scope.contexts("context_id")).select_related(
-            "context", "quiz", "lab"
+            "context", *(name for kind in registry.kinds() for name in kind.select_related)
         )
 
     def _placement_for_analytics(self, pk) -> ResourceLink:
@@ -93,7 +114,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     def analytics(self, request, pk=None):
         """The quiz dashboard's statistics (Moodle's definitions), for the course's staff."""
         placement = self._placement_for_analytics(pk)
-        if placement.quiz_id is None:
+        if not registry.kind("quiz").places(placement):
             raise ValidationError({"placement": "This is a lab; see its lab-analytics."})
         form = DashboardFilterForm(request.query_params or None)
         if form.is_bound and not form.is_valid():
@@ -106,7 +127,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     def lab_analytics(self, request, pk=None):
         """The lab dashboard's figures: runs, budget, failures, queue and device time."""
         placement = self._placement_for_analytics(pk)
-        if placement.lab_id is None:
+        if not registry.kind("lab").places(placement):
             raise ValidationError({"placement": "This is a quiz; see its analytics."})
         return ApiResponse(serializers.LabAnalyticsSerializer(lab_dashboard(placement)).data)
 
@@ -202,13 +223,13 @@ class GradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         grade = self.get_object()
         placement = self.staff_placement(grade.placement_id, write=True)
         try:
-            assessment_services.clear_override(
+            grade_services.clear_override(
                 placement=placement,
                 user=grade.user,
                 actor=request.user,
                 reason=data.validated_data["reason"],
             )
-        except AssessmentError as error:
+        except DomainError as error:
             return domain_error(error)
         return ApiResponse(serializers.GradeSerializer(self.get_object()).data)
 
@@ -241,7 +262,7 @@ class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMi
         if member is None:
             raise NotFound("No such student in this course.")
         try:
-            override = assessment_services.override_grade(
+            override = grade_services.override_grade(
                 placement=placement,
                 user=member.user,
                 score_given=data.validated_data["score_given"],
@@ -249,7 +270,7 @@ class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMi
                 share_reason=data.validated_data["share_reason"],
                 actor=request.user,
             )
-        except AssessmentError as error:
+        except DomainError as error:
             return domain_error(error)
         body = serializers.OverrideSerializer(override).data
         return ApiResponse(body, status=status.HTTP_201_CREATED)
@@ -283,15 +304,16 @@ class RegradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMix
         data.is_valid(raise_exception=True)
         placement = self.staff_placement(data.validated_data["placement"], write=True)
         if data.validated_data["preview"]:
-            plan = regrade_plan(placement, apply_key=placement.quiz_id is not None)
+            applies_key = registry.kind_of(placement).regrade_applies_key
+            plan = regrade_plan(placement, apply_key=applies_key)
             return ApiResponse(serializers.RegradePreviewSerializer(plan).data)
         try:
-            regrade = assessment_services.regrade_placement(
+            regrade = grade_services.regrade_placement(
                 placement=placement,
                 actor=request.user,
                 expected=data.validated_data.get("expected"),
             )
-        except AssessmentError as error:
+        except DomainError as error:
             return domain_error(error)
         return ApiResponse(
             serializers.RegradeSerializer(regrade).data, status=status.HTTP_201_CREATED

@@ -10,15 +10,10 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import yaml
+from activities.content import LANGUAGES, ContentError, read_yaml, texts_by_language
 
-LANGUAGES = ("en", "ru")
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
 SEED_QUIZ_FILE = CONTENT_DIR / "gradient-checkpointing.yaml"
-
-
-class ContentError(ValueError):
-    """A content file (a quiz, the labs) is not valid; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -48,16 +43,6 @@ class QuizContent:
     def content_hash(self) -> str:
         canonical = json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def texts_by_language(value: object, where: str) -> dict[str, str]:
-    """A text in each of the LANGUAGES, each a non-empty string, kept as written."""
-    if not isinstance(value, dict) or set(value) != set(LANGUAGES):
-        raise ContentError(f"{where}: needs a text for each of {', '.join(LANGUAGES)}")
-    for language, text in value.items():
-        if not isinstance(text, str) or not text.strip():
-            raise ContentError(f"{where}.{language}: must be a non-empty string")
-    return {language: value[language] for language in LANGUAGES}
 
 
 def _language(value: object, where: str) -> str:
@@ -123,14 +108,6 @@ def parse_quiz(data: object) -> QuizContent:
         intro=texts_by_language(data.get("intro"), "intro"),
         questions=tuple(questions),
     )
-
-
-def read_yaml(path: Path) -> object:
-    """A content file's YAML; a file that cannot be read or parsed is a ContentError."""
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise ContentError(f"{path}: cannot be read as YAML: {error}") from error
 
 
 def read_quiz_file(path: Path) -> QuizContent:

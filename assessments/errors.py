@@ -1,13 +1,10 @@
-"""Domain errors. Each carries the message the student sees and the HTTP status a view
-(page or API) answers with, so every caller reports bad input the same way."""
+"""The quiz's refusals, on the course side's one base (activities.errors.DomainError)."""
+
+from activities.errors import DomainError
 
 
-class AssessmentError(Exception):
-    status_code = 400
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class AssessmentError(DomainError):
+    """A refusal of the quiz."""
 
 
 class InvalidAnswer(AssessmentError):
@@ -25,15 +22,3 @@ class AnswerConflict(AssessmentError):
 
 class AttemptLimitReached(AssessmentError):
     status_code = 403
-
-
-class InvalidInput(AssessmentError):
-    """A staff action with values that cannot be applied (out of range, missing reason)."""
-
-    status_code = 400
-
-
-class PreviewOutdated(AssessmentError):
-    """A regrade confirmed from a preview that no longer matches what it would do."""
-
-    status_code = 409

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from .grading import GRADE_DECIMALS
+from activities.forms import AttemptPolicyForm
+from activities.grading import GRADE_DECIMALS
+from activities.texts import localized
+
+from .models import Quiz
 
 
 class OverrideForm(forms.Form):
@@ -26,3 +31,21 @@ class OverrideForm(forms.Form):
 class ClearOverrideForm(forms.Form):
     user = forms.IntegerField(min_value=1, max_value=2**31 - 1, widget=forms.HiddenInput)
     reason = forms.CharField(label=_("Reason"), max_length=2000, required=False)
+
+
+class QuizChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Quiz) -> str:
+        return localized(obj.current_version.title, get_language())
+
+
+class PlacementSettingsForm(AttemptPolicyForm):
+    """What an instructor chooses when re-pointing a quiz placement."""
+
+    quiz = QuizChoiceField(
+        queryset=Quiz.objects.filter(current_version__isnull=False).select_related(
+            "current_version"
+        ),
+        label=_("Activity"),
+        empty_label=None,
+    )
+    field_order = ["quiz", "title", "max_attempts", "grading_method"]

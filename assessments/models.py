@@ -1,4 +1,5 @@
-"""The quiz domain: versioned content, attempts, responses and grades.
+"""The quiz domain: versioned content, attempts and responses (grades are the course
+side's: activities.models).
 
 Content is versioned: loading an edited content file creates a new ``QuizVersion`` with
 its own questions and options, and every attempt points at the version it was started
@@ -13,12 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-
-class GradingMethod(models.TextChoices):
-    HIGHEST = "highest", _("Highest attempt")
-    LAST = "last", _("Last attempt")
-    FIRST = "first", _("First attempt")
-    AVERAGE = "average", _("Average of attempts")
+from activities.models import GradingMethod
 
 
 class Quiz(models.Model):
@@ -176,126 +172,3 @@ class Response(models.Model):
 
     def __str__(self) -> str:
         return f"{self.attempt} {self.question.key}={self.option.key}"
-
-
-class Grade(models.Model):
-    """A student's current grade on one placement, by the quiz's grading method."""
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_grades"
-    )
-    placement = models.ForeignKey(
-        "lti.ResourceLink", on_delete=models.CASCADE, related_name="grades"
-    )
-    score_given = models.DecimalField(max_digits=9, decimal_places=3)
-    score_maximum = models.DecimalField(max_digits=9, decimal_places=3)
-    grading_method = models.CharField(max_length=16, choices=GradingMethod.choices)
-    attempt_count = models.PositiveIntegerField()
-    counted_number = models.PositiveIntegerField(
-        null=True, blank=True, help_text="The attempt or run the grade came from (not averages)."
-    )
-    is_overridden = models.BooleanField(
-        default=False, help_text="Set by staff; attempts no longer change it."
-    )
-    override_reason = models.TextField(blank=True)
-    override_reason_shared = models.BooleanField(
-        default=False, help_text="The student sees the override's reason."
-    )
-    updated_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "placement"], name="grade_one_per_placement"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user} on {self.placement}: {self.score_given}/{self.score_maximum}"
-
-
-class GradeOverride(models.Model):
-    """Audit trail: staff set a grade by hand, with a reason."""
-
-    grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="overrides")
-    previous_score = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
-    score_given = models.DecimalField(max_digits=9, decimal_places=3)
-    reason = models.TextField()
-    share_reason = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-
-    def __str__(self) -> str:
-        return f"override of {self.grade} by {self.created_by}: {self.reason[:40]}"
-
-
-class ChangeCause(models.TextChoices):
-    OVERRIDE = "override", _("Override")
-    OVERRIDE_CLEARED = "override_cleared", _("Override cleared")
-    REGRADE = "regrade", _("Regrade")
-    SETTINGS = "settings", _("Grading settings changed")
-    DUE_TIME = "due_time", _("Due time reached")
-
-
-class Regrade(models.Model):
-    """Audit trail: a placement's grades recomputed by its rules in force (and a quiz's
-    attempts against its current key), by hand or because the rules changed."""
-
-    placement = models.ForeignKey(
-        "lti.ResourceLink", on_delete=models.CASCADE, related_name="regrades"
-    )
-    cause = models.CharField(
-        max_length=24, choices=ChangeCause.choices, default=ChangeCause.REGRADE
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", null=True, blank=True
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    attempts_changed = models.PositiveIntegerField(default=0)
-    grades_changed = models.PositiveIntegerField(default=0)
-    report = models.JSONField(default=list, help_text="Per changed attempt: old and new score.")
-    grades_report = models.JSONField(
-        default=list, help_text="Per changed grade: the student, old and new score."
-    )
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-
-    def __str__(self) -> str:
-        return f"regrade of {self.placement} at {self.created_at:%Y-%m-%d %H:%M}"
-
-
-class GradeChange(models.Model):
-    """Audit trail of every grade change staff made or caused (an override, its clearing, a
-    regrade, a change of the grading rules): who, when, why, from what to what."""
-
-    grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="changes")
-    placement = models.ForeignKey("lti.ResourceLink", on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    cause = models.CharField(max_length=24, choices=ChangeCause.choices)
-    previous_score = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
-    new_score = models.DecimalField(max_digits=9, decimal_places=3)
-    score_maximum = models.DecimalField(max_digits=9, decimal_places=3)
-    was_overridden = models.BooleanField(default=False)
-    is_overridden = models.BooleanField(default=False)
-    reason = models.TextField(blank=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="+",
-        null=True,
-        blank=True,
-        help_text="Empty when the schedule made the change (a due time reached).",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["placement", "user"], name="grade_change_student")]
-
-    def __str__(self) -> str:
-        change = f"{self.previous_score} → {self.new_score}"
-        return f"{self.cause} of {self.user} on {self.placement}: {change}"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -22,19 +19,26 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    Value,
 )
-from django.db.models.functions import Coalesce, Concat, NullIf, Trim
+from django.db.models.functions import Coalesce
 
+from activities import registry
+from activities.grading import grade_by_method, round_grade
+from activities.models import Grade
+from activities.selectors import (
+    AttemptRescore,
+    PlannedGrade,
+    Try,
+    placement_score_maximum,
+    student_name_expression,
+)
+from activities.texts import localized
 from gradesync.models import GradeSync
 from lti.models import Membership, ResourceLink, Role
 
-from .grading import quiz_grade, round_grade
 from .models import (
     Attempt,
     AttemptState,
-    Grade,
-    GradeChange,
     GradingMethod,
     Option,
     Question,
@@ -171,18 +175,6 @@ def attempt_policy(placement: ResourceLink) -> AttemptPolicy:
         else placement.max_attempts,
         grading_method=placement.grading_method or quiz.grading_method,
     )
-
-
-def localized(texts: dict[str, str], language: str, fallback: str = "en") -> str:
-    return texts.get(language) or texts.get(fallback) or next(iter(texts.values()), "")
-
-
-def activity_title(placement: ResourceLink, language: str) -> str:
-    """The placed activity's own title in the reader's language, for every role. The LMS's
-    link title is typed once, in one language, so pages do not use it as the heading."""
-    if placement.lab is not None:
-        return localized(placement.lab.title, language)
-    return localized(current_version(placed_quiz(placement)).title, language)
 
 
 @dataclass(frozen=True)
@@ -335,82 +327,6 @@ def placement_overview(*, user: User, placement: ResourceLink, language: str) ->
     )
 
 
-def placement_score_maximum(placement: ResourceLink) -> Decimal:
-    """The most a student can score on the placement's activity (the gradebook's maximum)."""
-    if placement.lab_id is not None:
-        from labs.grading import LAB_SCORE_MAXIMUM
-
-        return LAB_SCORE_MAXIMUM
-    return Decimal(version_layout(current_version_id(placement)).question_count)
-
-
-@dataclass(frozen=True)
-class PlannedGrade:
-    """A student's grade by the placement's rules in force (and, for a regrade, the current
-    key), rounded by the one rule."""
-
-    user_id: int
-    score_given: Decimal
-    score_maximum: Decimal
-    grading_method: str
-    counted: int
-    counted_number: int | None
-
-
-@dataclass(frozen=True)
-class AttemptRescore:
-    attempt_id: int
-    public_id: str
-    user_id: int
-    number: int
-    old_score: int
-    new_score: int
-
-
-@dataclass(frozen=True)
-class GradeShift:
-    """A grade the recomputation moves; an overridden one stays as staff set it."""
-
-    user_id: int
-    name: str
-    old_score: Decimal | None
-    new_score: Decimal
-    score_maximum: Decimal
-    overridden: bool
-
-
-@dataclass(frozen=True)
-class RegradePlan:
-    """What recomputing the placement's grades would change. A regrade applies exactly this
-    plan: it computes it again under its locks and refuses when it differs from the plan a
-    preview showed (the fingerprint)."""
-
-    planned: dict[int, PlannedGrade]
-    rescored: list[AttemptRescore]
-    shifts: list[GradeShift]
-    marked_correct: list[int]
-    marked_wrong: list[int]
-
-    @property
-    def changes(self) -> list[GradeShift]:
-        return [shift for shift in self.shifts if not shift.overridden]
-
-    @property
-    def kept_overrides(self) -> list[GradeShift]:
-        return [shift for shift in self.shifts if shift.overridden]
-
-    @property
-    def fingerprint(self) -> str:
-        seen = {
-            "attempts": [(r.attempt_id, r.old_score, r.new_score) for r in self.rescored],
-            "grades": [
-                (s.user_id, str(s.old_score), str(s.new_score), str(s.score_maximum), s.overridden)
-                for s in self.shifts
-            ],
-        }
-        return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()[:32]
-
-
 def _key_flips(placement: ResourceLink) -> tuple[list[int], list[int], dict[int, int]]:
     """Responses whose correctness the quiz's current key changes, matched by the stable keys
     of question and option (a response the current version cannot match keeps its mark):
@@ -436,7 +352,7 @@ def _key_flips(placement: ResourceLink) -> tuple[list[int], list[int], dict[int,
     return now_right, now_wrong, delta
 
 
-def _quiz_plan(
+def quiz_plan(
     placement: ResourceLink, apply_key: bool, user_id: int | None
 ) -> tuple[dict[int, PlannedGrade], list[AttemptRescore], list[int], list[int]]:
     policy = attempt_policy(placement)
@@ -457,7 +373,7 @@ def _quiz_plan(
         finished.setdefault(student, []).append((number, Decimal(new_score) / Decimal(max_score)))
     planned = {}
     for student, rows in finished.items():
-        computed = quiz_grade(policy.grading_method, rows, policy.max_attempts)
+        computed = grade_by_method(policy.grading_method, rows, policy.max_attempts)
         if computed is not None:
             planned[student] = PlannedGrade(
                 student,
@@ -468,66 +384,6 @@ def _quiz_plan(
                 computed.counted_number,
             )
     return planned, rescored, now_right, now_wrong
-
-
-def _lab_plan(placement: ResourceLink, user_id: int | None) -> dict[int, PlannedGrade]:
-    from labs.grading import LAB_SCORE_MAXIMUM
-    from labs.selectors import lab_grades, lab_policy
-
-    rules = lab_policy(placement)
-    return {
-        student: PlannedGrade(
-            student,
-            round_grade(computed.fraction * LAB_SCORE_MAXIMUM),
-            LAB_SCORE_MAXIMUM,
-            rules.grading_method,
-            computed.counted,
-            computed.counted_number,
-        )
-        for student, computed in lab_grades(placement, rules, user_id=user_id).items()
-    }
-
-
-def regrade_plan(
-    placement: ResourceLink, *, apply_key: bool = True, user_id: int | None = None
-) -> RegradePlan:
-    """Every student's grade on the placement by its rules in force (a quiz's attempts
-    against the current key when ``apply_key``), and what that would change."""
-    rescored: list[AttemptRescore] = []
-    now_right: list[int] = []
-    now_wrong: list[int] = []
-    if placement.lab_id is not None:
-        planned = _lab_plan(placement, user_id)
-    else:
-        planned, rescored, now_right, now_wrong = _quiz_plan(placement, apply_key, user_id)
-    current = {
-        row[0]: row[1:]
-        for row in Grade.objects.filter(placement=placement).values_list(
-            "user_id", "score_given", "score_maximum", "is_overridden"
-        )
-    }
-    moved = []
-    for student, plan in planned.items():
-        old_score, old_maximum, overridden = current.get(student, (None, None, False))
-        if (old_score, old_maximum) != (plan.score_given, plan.score_maximum):
-            moved.append((student, old_score, plan, overridden))
-    names = student_names([student for student, *_rest in moved])
-    shifts = [
-        GradeShift(student, names.get(student, ""), old, plan.score_given, plan.score_maximum, kept)
-        for student, old, plan, kept in sorted(moved, key=lambda row: names.get(row[0], ""))
-    ]
-    return RegradePlan(planned, rescored, shifts, now_right, now_wrong)
-
-
-def student_name_expression() -> Coalesce:
-    """A user's name as the LMS sent it, else their full name, else the username (SQL)."""
-    full = Trim(Concat("first_name", Value(" "), "last_name"))
-    return Coalesce(NullIf("lti_user__name", Value("")), NullIf(full, Value("")), "username")
-
-
-def student_names(user_ids: list[int]) -> dict[int, str]:
-    users = get_user_model().objects.filter(pk__in=user_ids)
-    return dict(users.annotate(shown=student_name_expression()).values_list("pk", "shown"))
 
 
 # The grades page's orders: a key of the query string to the columns it sorts by.
@@ -543,18 +399,9 @@ GRADE_TABLE_SORTS: dict[str, tuple[str, ...]] = {
     "updated": ("updated_at", "shown", "pk"),
     "-updated": ("-updated_at", "shown", "pk"),
 }
+
+
 GRADE_TABLE_PAGE_SIZE = 50
-
-
-@dataclass(frozen=True)
-class Try:
-    """One attempt or run of a student, as the grades page lists it."""
-
-    number: int
-    state: str
-    score: Decimal | None
-    maximum: Decimal | None
-    is_late: bool = False
 
 
 @dataclass(frozen=True)
@@ -581,6 +428,7 @@ class GradeTable:
     page: Page
     search: str
     sort: str
+    kind: str  # the activity registry's key of the placement's kind
     is_lab: bool
 
 
@@ -596,11 +444,8 @@ def grade_table(
     anyone with an attempt, a run or a grade there) with their grade, how it was reached,
     their attempts or runs and the grade's sync state. Searching, sorting and counting run in
     SQL, so a class of thousands costs a few queries."""
-    from labs.models import LabRun
-
-    is_lab = placement.lab_id is not None
-    # A lab's runs or a quiz's attempts: the same columns where this table reads both.
-    work: QuerySet[Any] = (LabRun if is_lab else Attempt).objects.filter(placement=placement)
+    kind = registry.kind_of(placement)
+    work = kind.work(placement)
     graded = Grade.objects.filter(placement=placement)
     roster = Membership.objects.filter(
         context_id=placement.context_id, role=Role.LEARNER, is_active=True
@@ -619,7 +464,9 @@ def grade_table(
             | Q(pk__in=graded.values("user_id"))
         )
         .annotate(
-            grade=FilteredRelation("quiz_grades", condition=Q(quiz_grades__placement=placement))
+            grade=FilteredRelation(
+                "activity_grades", condition=Q(activity_grades__placement=placement)
+            )
         )
         .annotate(
             shown=student_name_expression(),
@@ -659,26 +506,7 @@ def grade_table(
     shown_page = Paginator(students.order_by(*ordering).values(*fields), per_page).get_page(page)
     found = list(shown_page.object_list)
     ids = [row["pk"] for row in found]
-    by_student: dict[int, list[Try]] = {}
-    if is_lab:
-        for student, number, status, score, is_late in (
-            work.filter(user_id__in=ids)
-            .order_by("user_id", "number")
-            .values_list("user_id", "number", "status", "score", "is_late")
-        ):
-            percent = None if score is None else score * 100
-            by_student.setdefault(student, []).append(
-                Try(number, status, percent, Decimal(100) if score is not None else None, is_late)
-            )
-    else:
-        for student, number, state, score, maximum in (
-            work.filter(user_id__in=ids)
-            .order_by("user_id", "number")
-            .values_list("user_id", "number", "state", "score", "max_score")
-        ):
-            by_student.setdefault(student, []).append(
-                Try(number, state, None if score is None else Decimal(score), Decimal(maximum))
-            )
+    by_student = kind.tries(placement, ids)
     syncs = GradeSync.objects.in_bulk([row["sync_id"] for row in found if row["sync_id"]])
     rows = [
         GradeTableRow(
@@ -699,22 +527,7 @@ def grade_table(
         )
         for row in found
     ]
-    return GradeTable(rows=rows, page=shown_page, search=search, sort=sort, is_lab=is_lab)
-
-
-def course_student(placement: ResourceLink, user_id: int) -> User | None:
-    """A member of the placement's course (or anyone graded there), else None."""
-    users = get_user_model().objects.filter(pk=user_id)
-    return (
-        users.filter(lti_memberships__context_id=placement.context_id).first()
-        or users.filter(quiz_grades__placement=placement).first()
-    )
-
-
-def grade_changes(placement: ResourceLink, limit: int = 50) -> QuerySet[GradeChange]:
-    """The placement's latest audited grade changes, newest first."""
-    return (
-        GradeChange.objects.filter(placement=placement)
-        .select_related("user__lti_user", "actor__lti_user")
-        .order_by("-created_at", "-pk")[:limit]
+    is_lab = kind.key == "lab"
+    return GradeTable(
+        rows=rows, page=shown_page, search=search, sort=sort, kind=kind.key, is_lab=is_lab
     )

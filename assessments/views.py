@@ -6,58 +6,31 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language, ngettext
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from activities import registry
+from activities import selectors as grade_selectors
+from activities import services as grade_services
+from activities.access import member_placement, staff_placement
+from activities.errors import DomainError, PreviewOutdated
+from activities.views import render_error, report_recomputation
 from gradesync.services import unsyncable_reason
-from lti.access import launch_required, member_placement, staff_placement
-from lti.dynamic_registration import registration_mode, tool_urls
-from lti.forms import PlacementSettingsForm
+from lti.access import launch_required
 from lti.models import ResourceLink, Role
-from lti.views import tool_base_url
 
 from . import selectors, services
-from .errors import AssessmentError, PreviewOutdated
-from .forms import ClearOverrideForm, OverrideForm
-from .models import Attempt, Regrade
-
-
-def render_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    return render(request, "error.html", {"message": message}, status=status)
-
-
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    return render_error(
-        request,
-        _(
-            "Your form could not be accepted because its security token is missing or "
-            "expired (or your browser blocks this site's cookies). Reload the page and try again."
-        ),
-        403,
-    )
+from .forms import ClearOverrideForm, OverrideForm, PlacementSettingsForm
+from .models import Attempt
 
 
 def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
     return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
-
-
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "home.html",
-        {
-            "demo_mode": settings.DEMO_MODE,
-            "tool_urls": tool_urls(tool_base_url(request)),
-            "registration_mode": registration_mode(),
-        },
-    )
 
 
 @require_GET
@@ -80,25 +53,9 @@ def _render_manage(
     context = {
         "form": form,
         "placement": placement,
-        "title": selectors.activity_title(placement, get_language()),
+        "title": grade_selectors.activity_title(placement, get_language()),
     }
     return render(request, "assessments/manage.html", context, status=status)
-
-
-def report_recomputation(request: HttpRequest, regrade: Regrade | None) -> None:
-    """Tell the instructor how many grades a change of the grading rules changed."""
-    if regrade is None:
-        return
-    count = regrade.grades_changed
-    messages.success(
-        request,
-        ngettext(
-            "Every grade was recomputed by the new rules: %(count)d grade changed.",
-            "Every grade was recomputed by the new rules: %(count)d grades changed.",
-            count,
-        )
-        % {"count": count},
-    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -133,7 +90,7 @@ def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
         attempt = services.start_or_resume_attempt(
             user=request.user, placement=found, language=get_language()
         )
-    except AssessmentError as error:
+    except DomainError as error:
         return render_error(request, error.message, error.status_code)
     return redirect("assessments:attempt", public_id=attempt.public_id)
 
@@ -164,7 +121,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
         )
     except Attempt.DoesNotExist:
         raise Http404("No such attempt of this user.") from None
-    except AssessmentError as error:
+    except DomainError as error:
         return render_error(request, error.message, error.status_code)
     return redirect("assessments:feedback", public_id=public_id, position=answered.position)
 
@@ -224,12 +181,13 @@ def _render_grades(
     )
     context = {
         "placement": placement,
-        "title": selectors.activity_title(placement, get_language()),
+        "title": grade_selectors.activity_title(placement, get_language()),
         "table": table,
+        "manage_url": registry.kind_of(placement).manage_url(placement),
         "kept": _kept(data),
-        "score_maximum": selectors.placement_score_maximum(placement),
+        "score_maximum": grade_selectors.placement_score_maximum(placement),
         "unsyncable_reason": unsyncable_reason(placement),
-        "changes": selectors.grade_changes(placement),
+        "changes": grade_selectors.grade_changes(placement),
         "error": error,
     }
     return render(request, "assessments/grades.html", context, status=status)
@@ -259,13 +217,13 @@ def override(request: HttpRequest, placement_id: int) -> HttpResponse:
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)
     data = form.cleaned_data
-    user = selectors.course_student(found, data["user"])
+    user = grade_selectors.course_student(found, data["user"])
     if user is None:
         return _render_grades(
             request, found, error=_("No such student in this course."), status=404
         )
     try:
-        services.override_grade(
+        grade_services.override_grade(
             placement=found,
             user=user,
             score_given=data["score_given"],
@@ -273,7 +231,7 @@ def override(request: HttpRequest, placement_id: int) -> HttpResponse:
             share_reason=data["share_reason"],
             actor=request.user,
         )
-    except AssessmentError as error:
+    except DomainError as error:
         return _render_grades(request, found, error=error.message, status=error.status_code)
     messages.success(request, _("The grade was overridden."))
     return redirect(_grades_url(found, request.POST))
@@ -286,19 +244,19 @@ def clear_override(request: HttpRequest, placement_id: int) -> HttpResponse:
     form = ClearOverrideForm(request.POST)
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)
-    user = selectors.course_student(found, form.cleaned_data["user"])
+    user = grade_selectors.course_student(found, form.cleaned_data["user"])
     if user is None:
         return _render_grades(
             request, found, error=_("No such student in this course."), status=404
         )
     try:
-        services.clear_override(
+        grade_services.clear_override(
             placement=found,
             user=user,
             actor=request.user,
             reason=form.cleaned_data["reason"],
         )
-    except AssessmentError as error:
+    except DomainError as error:
         return _render_grades(request, found, error=error.message, status=error.status_code)
     messages.success(request, _("The override was cleared; the grade follows the rules again."))
     return redirect(_grades_url(found, request.POST))
@@ -309,8 +267,10 @@ def _render_preview(
 ) -> HttpResponse:
     context = {
         "placement": placement,
-        "title": selectors.activity_title(placement, get_language()),
-        "plan": selectors.regrade_plan(placement, apply_key=placement.quiz_id is not None),
+        "title": grade_selectors.activity_title(placement, get_language()),
+        "plan": grade_selectors.regrade_plan(
+            placement, apply_key=registry.kind_of(placement).regrade_applies_key
+        ),
         "error": error,
     }
     return render(request, "assessments/regrade.html", context, status=status)
@@ -325,7 +285,7 @@ def regrade(request: HttpRequest, placement_id: int) -> HttpResponse:
     if request.method == "GET":
         return _render_preview(request, found)
     try:
-        done = services.regrade_placement(
+        done = grade_services.regrade_placement(
             placement=found,
             actor=request.user,
             expected=str(request.POST.get("fingerprint", ""))[:64],

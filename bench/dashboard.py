@@ -42,8 +42,8 @@ def demo_class(url: str, name: str, students: int, **demo_options) -> tuple:
     from django.core.management import call_command
     from django.test.utils import setup_test_environment
 
+    from activities.demo import ensure_demo_placement
     from analytics.demo_data import generate_demo_data
-    from lti.services import ensure_demo_placement
 
     setup_test_environment()
     call_command("migrate", verbosity=0)
@@ -81,9 +81,9 @@ def main() -> None:
     )
     vacuum(url)
 
+    from activities.demo import enrol_demo_member
     from assessments.models import Response
     from lti.models import Role
-    from lti.services import enrol_demo_member
     from tests.quiz_helpers import launched_client
 
     client = launched_client(enrol_demo_member(Role.STAFF))

@@ -54,7 +54,8 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from assessments.models import Grade, Quiz
+    from activities.models import Grade
+    from assessments.models import Quiz
     from gradesync.models import GradeSync
     from gradesync.services import requeue_due
     from lti.keys import published_jwks

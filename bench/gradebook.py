@@ -30,10 +30,11 @@ def main() -> None:
     url = f"{args.server}/{BENCH_DATABASE}"
     placement, made, generated = demo_class(url, BENCH_DATABASE, args.students)
 
-    from assessments.models import Grade
-    from assessments.services import change_quiz_settings, override_grade
+    from activities.demo import enrol_demo_member
+    from activities.models import Grade
+    from activities.services import override_grade
+    from assessments.services import change_quiz_settings
     from lti.models import Role
-    from lti.services import enrol_demo_member
 
     teacher = enrol_demo_member(Role.STAFF)
     for grade in Grade.objects.filter(placement=placement).select_related("user")[:20]:

@@ -72,8 +72,9 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "assessments",
     "lti",
+    "activities",
+    "assessments",
     "gradesync",
     "labs",
     "analytics",
@@ -269,6 +270,8 @@ USE_TZ = True
 
 # --- Static files ---------------------------------------------------------------
 STATIC_URL = "static/"
+# The site shell's own assets (the stylesheet every page uses); apps keep theirs.
+STATICFILES_DIRS = [BASE_DIR / "static"]
 # Production images run collectstatic and set STATIC_MANIFEST=1 for hashed, far-future
 # cached names; the local run and the tests serve straight from the app folders.
 STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=False)
@@ -286,7 +289,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 # --- Security -------------------------------------------------------------------
-CSRF_FAILURE_VIEW = "assessments.views.csrf_failure"
+CSRF_FAILURE_VIEW = "config.views.csrf_failure"
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY") else None
 )
@@ -401,6 +404,10 @@ LTI_FRAME_ANCESTORS = env_list("LTI_FRAME_ANCESTORS")
 # The preview entry on the home page (a demo course without an LMS): anonymous visitors
 # become demo users and queue lab runs, so it is on by default only with DEBUG (`make run`).
 DEMO_MODE = env_bool("DEMO_MODE", default=DEBUG)
+# What the demo course places, as ``kind:slug`` of the activity registry.
+DEMO_ACTIVITIES = {"quiz": "quiz:gradient-checkpointing", "lab": "lab:chain-under-budget"}
+# What a resource link placed by hand in the LMS (no deep linking) gets.
+DEFAULT_ACTIVITY = "quiz:gradient-checkpointing"
 # The demo's lab runs waiting or running at once, at most (the GPU queue is shared).
 DEMO_LAB_QUEUE_CAP = int(os.environ.get("DEMO_LAB_QUEUE_CAP", "10"))
 

@@ -1,16 +1,17 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from assessments import views as assessment_views
 from lti import views as lti_views
 from ops.metrics import metrics
 
+from . import views
 from .health import healthz, readyz
 
 urlpatterns = [
-    path("", assessment_views.home, name="home"),
+    path("", views.home, name="home"),
     path("", include("assessments.urls")),
     path("lti/", include("lti.urls")),
+    path("", include("activities.urls")),
     path("", include("gradesync.urls")),
     path("", include("labs.urls")),
     path("", include("analytics.urls")),

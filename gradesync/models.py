@@ -13,7 +13,7 @@ class SyncState(models.TextChoices):
 
 
 class GradeSync(models.Model):
-    grade = models.ForeignKey("assessments.Grade", on_delete=models.CASCADE, related_name="syncs")
+    grade = models.ForeignKey("activities.Grade", on_delete=models.CASCADE, related_name="syncs")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     placement = models.ForeignKey(
         "lti.ResourceLink", on_delete=models.CASCADE, related_name="grade_syncs"

@@ -21,9 +21,10 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assessments.grading import round_grade
-from assessments.models import Grade
-from assessments.selectors import placement_score_maximum
+from activities import registry
+from activities.grading import round_grade
+from activities.models import Grade
+from activities.selectors import placement_score_maximum
 from lti import ags
 from lti import claims as c
 from lti.models import LtiUser, ResourceLink
@@ -126,12 +127,13 @@ def _lineitem_url(placement: ResourceLink) -> str:
     if placement.lineitem_url:
         return placement.lineitem_url
     registration = placement.context.registration
+    kind = registry.kind_of(placement)
     url = ags.find_or_create_lineitem(
         registration,
         placement.ags_lineitems_url,
         resource_link_id=placement.resource_link_id,
-        tag=c.LINEITEM_TAG,
-        label=placement.title or str(placement.quiz or placement.lab),
+        tag=kind.line_item_tag,
+        label=placement.title or registry.title(placement, settings.LANGUAGE_CODE),
         score_maximum=float(placement_score_maximum(placement)),
         can_create=c.SCOPE_LINEITEM in placement.ags_scopes,
     )

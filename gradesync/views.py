@@ -5,6 +5,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from activities import registry
 from lti.access import launched_role
 from lti.models import Role
 
@@ -24,4 +25,4 @@ def retry(request: HttpRequest, sync_id: int) -> HttpResponse:
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return redirect(back)
-    return redirect("assessments:grades", placement_id=sync.placement_id)
+    return redirect(registry.kind_of(sync.placement).manage_url(sync.placement))

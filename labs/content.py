@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assessments.content import ContentError, read_yaml, texts_by_language
+from activities.content import ContentError, read_yaml, texts_by_language
 
 from .runner.spec import ModelSpec, SpecError
 

@@ -10,7 +10,7 @@ from django import forms
 from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
-from assessments.models import GradingMethod
+from activities.models import GradingMethod
 
 from .models import LabSchedule
 from .runner.policies import MAX_POLICY_CHARS, OP_KINDS, PolicyError, parse_policy

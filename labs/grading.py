@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from assessments.grading import ComputedGrade
-from assessments.models import GradingMethod
+from activities.grading import ComputedGrade
+from activities.models import GradingMethod
 
 from .models import LatePolicy
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from assessments.models import GradingMethod
+from activities.models import GradingMethod
 
 
 class Lab(models.Model):

@@ -14,11 +14,12 @@ from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
-from assessments.grading import ComputedGrade
-from assessments.models import Grade, GradingMethod
+from activities.grading import ComputedGrade, round_grade
+from activities.models import Grade, GradingMethod
+from activities.selectors import PlannedGrade
 from lti.models import ResourceLink
 
-from .grading import GradedRun, lab_grade
+from .grading import LAB_SCORE_MAXIMUM, GradedRun, lab_grade
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.costmodel import BlockCosts, plan_cost
 from .runner.policies import parse_policy, policy_text
@@ -342,3 +343,19 @@ def policy_estimate(lab: Lab, policy: str | Mapping[str, Any]) -> PolicyEstimate
         budget_bytes=lab.budget_bytes,
         forward_flops=reference["forward_flops"],
     )
+
+
+def lab_plan(placement: ResourceLink, user_id: int | None) -> dict[int, PlannedGrade]:
+    """Every student's grade on the lab placement by its rules in force."""
+    rules = lab_policy(placement)
+    return {
+        student: PlannedGrade(
+            student,
+            round_grade(computed.fraction * LAB_SCORE_MAXIMUM),
+            LAB_SCORE_MAXIMUM,
+            rules.grading_method,
+            computed.counted,
+            computed.counted_number,
+        )
+        for student, computed in lab_grades(placement, rules, user_id=user_id).items()
+    }

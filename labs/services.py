@@ -18,8 +18,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assessments.models import ChangeCause, Grade, Regrade
-from assessments.services import recompute_placement, set_placement_grade
+from activities.models import ChangeCause, Grade, Regrade
+from activities.services import recompute_placement, set_placement_grade
 from lti.models import ResourceLink
 from ops import jobs
 

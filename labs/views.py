@@ -15,10 +15,11 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from assessments.errors import AssessmentError
-from assessments.selectors import localized
-from assessments.views import report_recomputation
-from lti.access import launch_required, member_placement, placement_in_launch, staff_placement
+from activities.access import member_placement, staff_placement
+from activities.errors import DomainError
+from activities.texts import localized
+from activities.views import report_recomputation
+from lti.access import launch_required, placement_in_launch
 from lti.models import ResourceLink, Role
 
 from . import selectors, services
@@ -117,7 +118,7 @@ def submit(request: HttpRequest, placement_id: int) -> HttpResponse:
         run = services.submit_run(
             placement=found, user=request.user, policy=form.cleaned_data["policy"]
         )
-    except AssessmentError as error:
+    except DomainError as error:
         form.add_error(None, error.message)
         return _render_placement(request, found, role, form, status=error.status_code)
     return redirect("labs:run", public_id=run.public_id)
@@ -181,7 +182,7 @@ def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
         return _render_manage(request, found, form, status=400)
     try:
         change = services.update_schedule(found, actor=request.user, **form.cleaned_data)
-    except AssessmentError as error:
+    except DomainError as error:
         form.add_error(None, error.message)
         return _render_manage(request, found, form, status=error.status_code)
     messages.success(request, _("Settings saved."))

@@ -5,25 +5,18 @@ even for a user who is a member there, so a session never widens beyond its laun
 from __future__ import annotations
 
 from functools import wraps
-from typing import Any, Literal
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from . import handoff
 from .models import Membership, ResourceLink, Role
 
 SESSION_KEY = "lti_launched_contexts"
-
-Activity = Literal["quiz", "lab"]
-_NOT_THIS_ACTIVITY = {
-    "quiz": gettext_lazy("This activity is not a quiz."),
-    "lab": gettext_lazy("This activity is not a lab."),
-}
 
 
 def grant_launch(request: HttpRequest, membership: Membership) -> None:
@@ -44,14 +37,15 @@ def launched_role(request: HttpRequest, context_id: int) -> Role | None:
 
 
 def placement_in_launch(
-    request: HttpRequest, placement_id: int
+    request: HttpRequest, placement_id: int, related: tuple[str, ...] = ()
 ) -> tuple[ResourceLink, Role] | None:
-    """The placement and the session's role in its course, or None when the session was
-    not launched into that course (or the membership is gone)."""
+    """The placement (with ``related`` fetched in the same query) and the session's role in
+    its course, or None when the session was not launched into that course (or the
+    membership is gone)."""
     if not request.user.is_authenticated:
         return None
     placement = (
-        ResourceLink.objects.select_related("context", "quiz", "quiz__current_version", "lab")
+        ResourceLink.objects.select_related("context", *related)
         .filter(pk=placement_id, context__memberships__user=request.user)
         .first()
     )
@@ -97,41 +91,3 @@ def _cookie_blocked(request: HttpRequest) -> HttpResponse | None:
         },
         status=403,
     )
-
-
-def member_placement(
-    request: HttpRequest, placement_id: int, activity: Activity | None = None
-) -> tuple[ResourceLink, Role]:
-    """The placement with the session's role in its course; refused unless this session
-    was launched into that course, and not found when it places another ``activity``."""
-    found = placement_in_launch(request, placement_id)
-    if found is None:
-        raise PermissionDenied(
-            _(
-                "You are not enrolled in the course of this activity, or you did not open it "
-                "from that course. Open it from your course in the LMS."
-            )
-        )
-    placement = found[0]
-    activity_id = placement.quiz_id if activity == "quiz" else placement.lab_id
-    if activity is not None and activity_id is None:
-        raise Http404(_NOT_THIS_ACTIVITY[activity])
-    return found
-
-
-def staff_placement(
-    request: HttpRequest, placement_id: int, activity: Activity | None = None
-) -> ResourceLink:
-    placement, role = member_placement(request, placement_id, activity)
-    if role != Role.STAFF:
-        raise PermissionDenied(_("Only the course's instructors can manage this activity."))
-    return placement
-
-
-def placement_url(placement: ResourceLink, role: Role) -> str:
-    """Where a launch into the placement lands: the activity's page, or for the course's
-    staff its dashboard."""
-    if role == Role.STAFF:
-        return reverse("analytics:dashboard", args=[placement.pk])
-    app = "labs" if placement.lab_id else "assessments"
-    return reverse(f"{app}:placement", args=[placement.pk])

@@ -24,7 +24,6 @@ DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
 LTI_VERSION = "1.3.0"
 
 # The tag of the line items the tool creates (deep linking, or lookup when a launch names none).
-LINEITEM_TAG = "quiz"
 
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"

@@ -162,8 +162,9 @@ class Context(models.Model):
 
 
 class ResourceLink(models.Model):
-    """One placement of an activity in a course (the LTI `resource_link` claim): a quiz or
-    a lab, never both.
+    """One placement of an activity in a course (the LTI `resource_link` claim). What it
+    places is the course side's business (activities.registry); the quiz and lab columns
+    are still here until they move to the course side's own rows.
 
     Attempt limit and grading method default to the activity's and can be set per
     placement (by deep linking or by the course's instructor).
@@ -183,10 +184,12 @@ class ResourceLink(models.Model):
         "labs.Lab", on_delete=models.PROTECT, related_name="placements", null=True, blank=True
     )
     max_attempts = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Overrides the quiz's limit; 0 means no limit."
+        null=True,
+        blank=True,
+        help_text="Overrides the activity's limit of quiz attempts or lab runs; 0: no limit.",
     )
     grading_method = models.CharField(
-        max_length=16, blank=True, help_text="Overrides the quiz's grading method."
+        max_length=16, blank=True, help_text="Overrides the activity's grading method."
     )
     # From the launch's AGS endpoint claim: where grades go, and what we may do there.
     lineitem_url = models.URLField(max_length=500, blank=True)
@@ -198,11 +201,6 @@ class ResourceLink(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["context", "resource_link_id"], name="lti_resource_link_unique_id"
-            ),
-            models.CheckConstraint(
-                condition=models.Q(quiz__isnull=False, lab__isnull=True)
-                | models.Q(quiz__isnull=True, lab__isnull=False),
-                name="lti_resource_link_one_activity",
             ),
         ]
 

@@ -3,38 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-import re
-import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import models, transaction
 
-from assessments.models import GradingMethod, Quiz
-
 from . import claims as c
-from .demo_names import one_name
+from .course import course_side
 from .launch import LaunchMessage
-from .models import Context, LtiUser, Membership, Registration, ResourceLink, Role
+from .models import Context, LtiUser, Membership, Registration, ResourceLink
 from .roles import course_role
 
 DEMO_CONTEXT_ID = "demo-course"
-DEMO_RESOURCE_LINK_ID = "demo-gradient-checkpointing-quiz"
-DEMO_LAB_RESOURCE_LINK_ID = "demo-gradient-checkpointing-lab"
-DEFAULT_QUIZ_SLUG = "gradient-checkpointing"
-DEFAULT_LAB_SLUG = "chain-under-budget"
-# Placed by deep linking in the content item's custom parameters; come back in launches.
-CUSTOM_ACTIVITY = "activity"
-CUSTOM_MAX_ATTEMPTS = "max_attempts"
-CUSTOM_GRADING_METHOD = "grading_method"
-CUSTOM_LATE_POLICY = "late_policy"
-CUSTOM_LATE_PENALTY = "late_penalty_percent"
 NO_CONTEXT_ID = "_deployment_"
-
-
-class QuizNotLoaded(Exception):
-    """The seed quiz has not been loaded (`manage.py load_quiz`)."""
 
 
 @dataclass(frozen=True)
@@ -42,13 +24,6 @@ class LaunchResult:
     user: User
     membership: Membership
     placement: ResourceLink | None
-
-
-def _default_quiz() -> Quiz:
-    quiz = Quiz.objects.filter(slug=DEFAULT_QUIZ_SLUG, current_version__isnull=False).first()
-    if quiz is None:
-        raise QuizNotLoaded("The quiz is not loaded yet. Run `python manage.py load_quiz`.")
-    return quiz
 
 
 def _new_lti_user(registration: Registration, sub: str) -> LtiUser:
@@ -120,28 +95,6 @@ def _context(message: LaunchMessage) -> Context:
     return context
 
 
-def placement_settings_from_custom(custom: dict) -> dict:
-    """Quiz and attempt policy from the custom parameters deep linking placed."""
-    found: dict = {}
-    activity = str(custom.get(CUSTOM_ACTIVITY) or "")
-    if activity.startswith("quiz:"):
-        quiz = Quiz.objects.filter(slug=activity[5:], current_version__isnull=False).first()
-        if quiz is not None:
-            found["quiz"] = quiz
-    elif activity.startswith("lab:"):
-        from labs.models import Lab
-
-        lab = Lab.objects.filter(slug=activity[4:]).first()
-        if lab is not None:
-            found["lab"] = lab
-    attempts = str(custom.get(CUSTOM_MAX_ATTEMPTS, ""))
-    if re.fullmatch(r"[0-9]{1,3}", attempts) and int(attempts) <= 100:
-        found["max_attempts"] = int(attempts)
-    if custom.get(CUSTOM_GRADING_METHOD) in GradingMethod.values:
-        found["grading_method"] = custom[CUSTOM_GRADING_METHOD]
-    return found
-
-
 def _ags(message: LaunchMessage) -> dict:
     """What the launch's AGS claim grants; fields absent from the claim are left alone."""
     claim = message.claim(c.AGS_ENDPOINT)
@@ -160,21 +113,14 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
     ags = _ags(message)
     placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
     if placement is None:
-        custom = message.claim(c.CUSTOM)
-        settings_ = placement_settings_from_custom(custom)
-        if "lab" not in settings_:
-            settings_.setdefault("quiz", _default_quiz())
-        placement = ResourceLink.objects.create(
+        placement = ResourceLink(
             context=context,
             resource_link_id=str(link["id"]),
             title=_text(link.get("title"), 255),
             **ags,
-            **settings_,
         )
-        if placement.lab_id:
-            from labs.services import schedule_from_custom
-
-            schedule_from_custom(placement, custom)
+        # What the link places is the course side's to decide (lti.course).
+        course_side().place(placement, message.claim(c.CUSTOM))
         return placement
     _update_fields(placement, ags)
     return placement
@@ -200,94 +146,14 @@ def record_launch(message: LaunchMessage) -> LaunchResult:
     return LaunchResult(user=user, membership=membership, placement=placement)
 
 
-@transaction.atomic
-def update_placement(
-    placement: ResourceLink, *, quiz: Quiz, title: str, max_attempts: int, grading_method: str
-) -> ResourceLink:
-    """An instructor re-points the placement or changes its attempt policy. Attempts already
-    made keep their quiz version; assessments.services.change_quiz_settings calls this and
-    recomputes every grade in the same transaction."""
-    placement.quiz = quiz
-    placement.title = title
-    placement.max_attempts = max_attempts
-    placement.grading_method = grading_method
-    placement.save(update_fields=["quiz", "title", "max_attempts", "grading_method"])
-    return placement
-
-
-def _demo_context() -> Context:
+def demo_context() -> Context:
+    """The demo course of the local run (no LMS, no deployment)."""
     context, _ = Context.objects.get_or_create(
         deployment=None,
         context_id=DEMO_CONTEXT_ID,
         defaults={"title": "Demo course", "label": "DEMO", "is_demo": True},
     )
     return context
-
-
-@transaction.atomic
-def ensure_demo_placement(activity: str = "quiz") -> ResourceLink:
-    """The demo course's quiz placement, or its lab placement (``activity="lab"``)."""
-    context = _demo_context()
-    if activity == "lab":
-        from labs.models import Lab
-
-        lab = Lab.objects.filter(slug=DEFAULT_LAB_SLUG).first()
-        if lab is None:
-            raise QuizNotLoaded("The labs are not loaded yet. Run `python manage.py load_labs`.")
-        placement, _ = ResourceLink.objects.get_or_create(
-            context=context,
-            resource_link_id=DEMO_LAB_RESOURCE_LINK_ID,
-            defaults={"title": "Checkpointing lab: a chain under a memory budget", "lab": lab},
-        )
-        return placement
-    placement, _ = ResourceLink.objects.get_or_create(
-        context=context,
-        resource_link_id=DEMO_RESOURCE_LINK_ID,
-        defaults={"title": "Gradient checkpointing quiz", "quiz": _default_quiz()},
-    )
-    return placement
-
-
-@transaction.atomic
-def enrol_demo_member(role: Role = Role.LEARNER, language: str = "en") -> Membership:
-    """A fresh demo user, named in the visitor's language, enrolled in the demo course (as a
-    student or an instructor)."""
-    placement = ensure_demo_placement()
-    first_name, last_name = one_name(language)
-    user = get_user_model().objects.create_user(
-        username=f"demo-{secrets.token_hex(6)}", first_name=first_name, last_name=last_name
-    )
-    return Membership.objects.create(
-        context=placement.context,
-        user=user,
-        role=role,
-        roles=["Instructor" if role == Role.STAFF else "Learner"],
-    )
-
-
-def demo_member(role: Role, language: str, returning_user_id: str | None = None) -> Membership:
-    """The demo course's member for a browser: the one it was before (its signed demo
-    cookie names the user) while that user is still a demo member in the same role, so an
-    attempt can be resumed; otherwise a new one."""
-    if returning_user_id is None or not returning_user_id.isdecimal():
-        return enrol_demo_member(role, language)
-    user_id = int(returning_user_id)
-    returning = (
-        Membership.objects.select_related("user")
-        .filter(
-            context__is_demo=True,
-            context__context_id=DEMO_CONTEXT_ID,
-            user_id=user_id,
-            role=role,
-            is_active=True,
-            user__is_active=True,
-            user__is_staff=False,
-            user__is_superuser=False,
-            user__username__startswith="demo-",
-        )
-        .first()
-    )
-    return returning or enrol_demo_member(role, language)
 
 
 def sync_roster(context: Context) -> int:

@@ -12,8 +12,6 @@ urlpatterns = [
     path("launch/", limited("lti_launch")(views.launch), name="launch"),
     path("jwks/", views.jwks, name="jwks"),
     path("register/", limited("lti_registration")(views.register), name="register"),
-    path("deep-link/<str:token>/", views.deep_link, name="deep-link"),
     path("handoff/<str:token>/", views.continue_in_window, name="handoff"),
-    path("demo/launch/", limited("demo")(views.demo_launch), name="demo-launch"),
     path("roster/<int:placement_id>/refresh/", views.roster_refresh, name="roster-refresh"),
 ]

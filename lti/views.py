@@ -8,14 +8,13 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
-from functools import partial
 from importlib import import_module
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.utils import translation
@@ -26,12 +25,10 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from assessments.models import Quiz
-
 from . import claims as c
 from . import handoff, oidc
-from .access import grant_launch, placement_in_launch, placement_url
-from .deep_linking import lab_content_item, quiz_content_item, response_jwt
+from .access import grant_launch, placement_in_launch
+from .course import course_side
 from .dynamic_registration import (
     RegistrationError,
     register_with_platform,
@@ -40,21 +37,17 @@ from .dynamic_registration import (
     tool_urls,
 )
 from .errors import LaunchError
-from .forms import DeepLinkForm
-from .http import platform_url_ok
 from .keys import published_jwks
 from .launch import claimed_locale, validate_launch
 from .middleware import allow_form_action, allow_framing_by
 from .models import Registration, Role
 from .roles import course_role
-from .services import QuizNotLoaded, demo_member, ensure_demo_placement, record_launch
+from .services import record_launch
 
 logger = logging.getLogger(__name__)
 
 DEEP_LINK_SESSION_KEY = "lti_deep_links"
 AUTH_BACKEND = "lti.backends.CachedUserBackend"
-DEMO_COOKIE = "gcq-demo"
-DEMO_COOKIE_AGE = 30 * 24 * 3600
 # A cookie the login page in the LMS iframe sets and reads back, to learn whether the
 # browser keeps the tool's cookies there.
 COOKIE_CHECK = "lti_cookie_check"
@@ -213,8 +206,6 @@ def launch(request: HttpRequest) -> HttpResponse:
         language = language_for_locale(claimed_locale(request.POST.get("id_token", "")))
         with translation.override(language or translation.get_language()):
             return refuse(request, error)
-    except QuizNotLoaded as error:
-        return refuse(request, str(error), status=503)
 
     auth_login(request, result.user, backend=AUTH_BACKEND)
     grant_launch(request, result.membership)
@@ -230,9 +221,9 @@ def launch(request: HttpRequest) -> HttpResponse:
             "data": settings_claim.get("data"),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
-        response = redirect("lti:deep-link", token=token)
+        response = redirect(course_side().deep_linking_url(token))
     else:
-        landing = placement_url(result.placement, result.membership.role)
+        landing = course_side().landing_url(result.placement, result.membership.role)
         if request.headers.get("Sec-Fetch-Dest") != "document":
             # Embedded (or unknown): the landing may arrive without its cookie.
             landing = handoff.with_handoff(request, landing, language)
@@ -278,70 +269,6 @@ def _platform_storage_check(request: HttpRequest, pending: oidc.LoginState) -> H
 @cache_control(max_age=300, public=True)
 def jwks(request: HttpRequest) -> JsonResponse:
     return JsonResponse(published_jwks())
-
-
-@xframe_options_exempt
-@require_http_methods(["GET", "POST"])
-def deep_link(request: HttpRequest, token: str) -> HttpResponse:
-    pending = request.session.get(DEEP_LINK_SESSION_KEY, {}).get(token)
-    if pending is None:
-        return refuse(
-            request,
-            _(
-                "This content selection has expired, or your browser blocks this tool's "
-                "cookies inside the LMS page (Safari does by default). Open the tool again "
-                "from your course's activity picker; if this page comes back, allow the "
-                "tool's cookies or add the activity from another browser."
-            ),
-            status=404,
-        )
-    form = DeepLinkForm(request.POST or None)
-    registration = Registration.objects.filter(
-        pk=pending["registration_id"], is_active=True
-    ).first()
-    if registration is None:
-        return refuse(
-            request, _("This platform's registration was removed; ask your administrator.")
-        )
-    if not platform_url_ok(pending["return_url"], registration.issuer):
-        return refuse(request, _("The LMS gave a return address that is not http(s)."))
-    if request.method == "POST" and form.is_valid():
-        activity = form.cleaned_data["activity"]
-        if isinstance(activity, Quiz):
-            content_item = quiz_content_item
-        else:
-            content_item = partial(lab_content_item, schedule=form.schedule())
-        item = content_item(
-            activity,
-            title=form.cleaned_data["title"],
-            launch_url=tool_urls(tool_base_url(request))["launch"],
-            max_attempts=form.cleaned_data["max_attempts"],
-            grading_method=form.cleaned_data["grading_method"],
-        )
-        signed = response_jwt(
-            registration=registration,
-            deployment_id=pending["deployment_id"],
-            content_items=[item],
-            data=pending.get("data"),
-        )
-        links = dict(request.session[DEEP_LINK_SESSION_KEY])
-        links.pop(token, None)
-        request.session[DEEP_LINK_SESSION_KEY] = links
-        response = render(
-            request,
-            "lti/deep_link_return.html",
-            {"return_url": pending["return_url"], "jwt": signed},
-        )
-        allow_form_action(response, pending["return_url"])  # the form posts to the LMS
-        return response
-    if not form.is_bound:
-        form.initial["title"] = _("Gradient checkpointing quiz")
-    return render(
-        request,
-        "lti/deep_link.html",
-        {"form": form},
-        status=400 if form.is_bound else 200,
-    )
 
 
 @never_cache
@@ -442,38 +369,6 @@ def register(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def demo_launch(request: HttpRequest) -> HttpResponse:
-    """Stands in for an LMS launch into the demo course: the browser's demo user (a new one
-    the first time), signed in."""
-    if not settings.DEMO_MODE:
-        raise Http404("The demo is turned off on this server.")
-    role = Role.STAFF if request.POST.get("role") == Role.STAFF else Role.LEARNER
-    activity = "lab" if request.POST.get("activity") == "lab" else "quiz"
-    cookie = f"{DEMO_COOKIE}-{role}"
-    returning = request.get_signed_cookie(cookie, default=None, salt=DEMO_COOKIE)
-    try:
-        placement = ensure_demo_placement(activity)
-        membership = demo_member(role, translation.get_language(), returning)
-    except QuizNotLoaded as error:
-        return refuse(request, str(error), status=503)
-    auth_login(request, membership.user, backend=AUTH_BACKEND)
-    grant_launch(request, membership)
-    response = redirect(placement_url(placement, role))
-    # The same browser comes back as the same demo student (or instructor), with their
-    # attempts: the cookie names the user, signed so that no one can name another.
-    response.set_signed_cookie(
-        cookie,
-        str(membership.user_id),
-        salt=DEMO_COOKIE,
-        max_age=DEMO_COOKIE_AGE,
-        secure=settings.SESSION_COOKIE_SECURE,
-        httponly=True,
-        samesite="Lax",
-    )
-    return response
-
-
-@require_POST
 def roster_refresh(request: HttpRequest, placement_id: int) -> HttpResponse:
     """Staff ask for the course roster (NRPS) to be read again, in the background."""
     from .tasks import sync_roster
@@ -486,4 +381,4 @@ def roster_refresh(request: HttpRequest, placement_id: int) -> HttpResponse:
     except Exception as error:  # the broker is down; nothing was changed
         logger.warning("roster refresh not queued context=%s error=%s", found[0].context_id, error)
         return refuse(request, _("The roster refresh could not be queued; try again shortly."), 503)
-    return redirect("assessments:manage", placement_id=placement_id)
+    return redirect(course_side().manage_url(found[0]))

@@ -10,10 +10,11 @@ dead ones included (ops.multiprocess names the files and folds the dead processe
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -68,27 +69,38 @@ def _counts_by(
     return gauge
 
 
+@dataclass(frozen=True)
+class Backlog:
+    """A gauge of work waiting in one app (its rows by state), read at scrape time."""
+
+    name: str
+    documentation: str
+    queryset: Callable[[], QuerySet]
+    field: str
+    values: tuple[str, ...]
+
+
+_backlogs: dict[str, Backlog] = {}
+
+
+def register_backlog(backlog: Backlog) -> None:
+    """An app (gradesync, labs) publishes a backlog gauge from its AppConfig.ready(): ops
+    sits below the apps and imports none of them."""
+    _backlogs[backlog.name] = backlog
+
+
 class BacklogCollector:
     """Read at scrape time: what waits in the outbox and in the lab queue."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from gradesync.models import GradeSync, SyncState
-        from labs.models import LabRun, RunStatus
-
-        yield _counts_by(
-            "gcquiz_gradesync_backlog",
-            "Grade deliveries not yet synced.",
-            GradeSync.objects.all(),
-            "state",
-            (SyncState.PENDING, SyncState.FAILED),
-        )
-        yield _counts_by(
-            "gcquiz_lab_queue_depth",
-            "Lab runs waiting or running.",
-            LabRun.objects.all(),
-            "status",
-            (RunStatus.QUEUED, RunStatus.RUNNING),
-        )
+        for backlog in _backlogs.values():
+            yield _counts_by(
+                backlog.name,
+                backlog.documentation,
+                backlog.queryset(),
+                backlog.field,
+                backlog.values,
+            )
 
     def describe(self) -> list:
         return []

@@ -9,11 +9,11 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from activities.demo import enrol_demo_member
 from assessments.content import SEED_QUIZ_FILE, read_quiz_file
 from assessments.models import Quiz
 from assessments.services import load_quiz
 from lti.models import Membership, ResourceLink, Role
-from lti.services import enrol_demo_member
 
 from .quiz_helpers import launched_client
 

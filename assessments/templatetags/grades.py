@@ -2,7 +2,9 @@ from decimal import Decimal
 
 from django import template
 
-from assessments.grading import format_grade
+from activities import registry
+from activities.grading import format_grade
+from activities.models import GradingMethod
 
 register = template.Library()
 
@@ -14,14 +16,10 @@ def grade(value: Decimal | int | float | None) -> str:
 
 
 @register.filter
-def method_label(method: str | None, is_lab: bool = False) -> str:
-    """The grading method as the placement's kind of activity names it."""
+def method_label(method: str | None, kind: str = "") -> str:
+    """The grading method as the placement's kind of activity (its registry key) names it."""
     if not method:
         return ""
-    if is_lab:
-        from labs.forms import LAB_METHOD_LABELS
-
-        return str(LAB_METHOD_LABELS.get(method, method))
-    from assessments.models import GradingMethod
-
+    if kind and method in registry.kind(kind).method_labels:
+        return str(registry.kind(kind).method_labels[method])
     return str(GradingMethod(method).label) if method in GradingMethod.values else method

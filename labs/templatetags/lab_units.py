@@ -3,7 +3,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django import template
 from django.utils.formats import number_format
 
-from assessments.grading import format_grade
+from activities.grading import format_grade
 from labs.selectors import policy_json as policy_json_text
 
 register = template.Library()

@@ -301,7 +301,7 @@ def test_lab_dashboard(fake_lms):
 @pytest.mark.usefixtures("quiz")
 def test_demo_data_makes_statistics_that_mean_something():
     call_command("generate_demo_data", "--students", "300", "--seed", "3")
-    from lti.services import ensure_demo_placement
+    from activities.demo import ensure_demo_placement
 
     dashboard = quiz_dashboard(ensure_demo_placement(), AttemptFilter(counting="first"))
     assert 270 <= dashboard.statistics.attempts <= 300

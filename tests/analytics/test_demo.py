@@ -12,12 +12,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from activities.demo import ensure_demo_placement
+from activities.models import Grade
 from analytics.demo_data import generate_demo_data, generate_demo_lab_runs
 from analytics.selectors import lab_dashboard
-from assessments.models import Attempt, Grade, Response
+from assessments.models import Attempt, Response
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, Role
-from lti.services import ensure_demo_placement
 from tests.labs_helpers import lab_placement, small_lab
 
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -50,7 +51,7 @@ def test_demo_class_has_no_future_dates_and_distinct_names_in_both_languages():
 
 
 def demo_launch(client: Client, role: str = "learner", activity: str = "quiz"):
-    response = client.post(reverse("lti:demo-launch"), {"role": role, "activity": activity})
+    response = client.post(reverse("activities:demo-launch"), {"role": role, "activity": activity})
     assert response.status_code == 302, response.content
     return response
 

@@ -7,8 +7,9 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
+from activities.models import Grade, GradeOverride, Regrade
 from api.tokens import create_token, revoke_token
-from assessments.models import Attempt, Grade, GradeOverride, Option, Regrade
+from assessments.models import Attempt, Option
 from gradesync.models import GradeSync
 from lti.models import Membership, Role
 from tests.gradebook import finish_attempt, graded_placement, student
@@ -450,10 +451,17 @@ def test_regrade_needs_staff_write_access(world, persona, status):
     ],
 )
 def test_activities_are_listed_to_any_signed_in_caller(world, persona, status):
+    """Every kind's activities: the labs as well as the quiz."""
     response = world.client(persona).get("/api/v1/activities/")
     assert response.status_code == status
     if status == 200:
-        assert [a["slug"] for a in response.json()["results"]] == ["gradient-checkpointing"]
+        rows = response.json()["results"]
+        assert [a["key"] for a in rows] == ["lab:tiny-chain", "quiz:gradient-checkpointing"]
+        lab, quiz = rows
+        assert lab["kind"] == "lab"
+        assert lab["title"]["ru"] == "Маленькая цепочка"
+        assert lab["score_maximum"] == "100.000"
+        assert quiz["score_maximum"] == "8.000"
 
 
 def test_a_non_numeric_placement_id_is_a_404(world):

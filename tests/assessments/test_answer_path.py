@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
+from activities.demo import enrol_demo_member
 from assessments import selectors, services
 from assessments.errors import AnswerConflict
 from assessments.models import Attempt, AttemptState, Question
 from lti.backends import CachedUserBackend
-from lti.services import enrol_demo_member
 from ops.cache import RedisCache
 from tests.quiz_helpers import current_form, launched_client, start
 from tests.threads import hold_uncommitted
@@ -56,7 +56,7 @@ def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
             answered = record(user, attempt.public_id, question.pk, option.pk, answered_at)
             assert answered == services.Answered(position=question.position)
         attempt.refresh_from_db()
-        grade = user.quiz_grades.get(placement=placement)
+        grade = user.activity_grades.get(placement=placement)
         outcomes.append(
             {
                 "responses": list(
@@ -116,7 +116,7 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
     assert attempt.is_finished
     assert attempt.score == 4
     assert attempt.is_last_finished
-    assert learner.quiz_grades.get(placement=placement).score_given == 4
+    assert learner.activity_grades.get(placement=placement).score_given == 4
 
 
 @pytest.mark.django_db(transaction=True)
@@ -152,7 +152,7 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
     committed()
     assert attempt.responses.get(question=question).option_id == first.pk
     assert attempt.responses.count() == position
-    assert user.quiz_grades.filter(placement=placement).count() == (position == 8)
+    assert user.activity_grades.filter(placement=placement).count() == (position == 8)
 
 
 @pytest.mark.django_db

@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessments.models import Attempt, Grade, Option, Question, Response
-from lti.services import enrol_demo_member
+from activities.demo import enrol_demo_member
+from activities.models import Grade
+from assessments.models import Attempt, Option, Question, Response
 from tests.quiz_helpers import current_form, launched_client, start
 
 pytestmark = pytest.mark.django_db

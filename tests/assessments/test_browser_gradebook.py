@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from activities.models import Grade, GradeChange, Regrade
 from analytics.demo_data import generate_demo_data
-from assessments.models import Grade, GradeChange, Regrade
 from lti.models import ResourceLink
 from tests.analytics.test_browser_dashboard import launch_as
 from tests.browser import axe_violations

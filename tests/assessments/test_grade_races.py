@@ -6,8 +6,10 @@ from decimal import Decimal
 
 import pytest
 
-from assessments.models import Attempt, AttemptState, Grade, GradeOverride
-from assessments.services import override_grade, refresh_grade
+from activities.models import Grade, GradeOverride
+from activities.services import override_grade
+from assessments.models import Attempt, AttemptState
+from assessments.services import refresh_grade
 from tests.gradebook import graded_placement, student
 from tests.threads import hold_uncommitted
 

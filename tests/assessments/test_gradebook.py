@@ -15,7 +15,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from assessments.models import ChangeCause, Grade, GradeChange, Regrade
+from activities.models import ChangeCause, Grade, GradeChange, Regrade
 from assessments.services import load_quiz
 from gradesync import services as sync_services
 from gradesync.models import GradeSync, SyncState
@@ -611,13 +611,13 @@ def test_the_audit_trail_is_read_only_in_the_admin(synced_placement, admin_clien
         {"user": her.pk, "score_given": "6", "reason": "Regraded by hand"},
     )
     change = GradeChange.objects.get()
-    url = reverse("admin:assessments_gradechange_change", args=[change.pk])
+    url = reverse("admin:activities_gradechange_change", args=[change.pk])
     page = admin_client.get(url)
     assert page.status_code == 200
     assert "Regraded by hand" in page.content.decode()
     assert admin_client.post(url, {"reason": "edited"}).status_code == 403
-    assert admin_client.get(reverse("admin:assessments_gradechange_add")).status_code == 403
-    grade_url = reverse("admin:assessments_grade_change", args=[change.grade_id])
+    assert admin_client.get(reverse("admin:activities_gradechange_add")).status_code == 403
+    grade_url = reverse("admin:activities_grade_change", args=[change.grade_id])
     assert admin_client.post(grade_url, {"score_given": "1"}).status_code == 403
     change.refresh_from_db()
     assert change.reason == "Regraded by hand"
@@ -626,9 +626,13 @@ def test_the_audit_trail_is_read_only_in_the_admin(synced_placement, admin_clien
 def test_grades_stored_with_three_decimals_are_rounded_and_sent_again(synced_placement):
     import importlib
 
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
 
+    name = ("assessments", "0006_grades_by_the_rounding_rule")
     migration = importlib.import_module("assessments.migrations.0006_grades_by_the_rounding_rule")
+    # The models as that migration saw them (the grades have moved to activities since).
+    apps = MigrationLoader(connection).project_state(name).apps
     her, him = student(synced_placement, "her"), student(synced_placement, "him")
     finish_attempt(her, synced_placement, correct=5)
     finish_attempt(him, synced_placement, correct=4)

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from assessments.models import Attempt, AttemptState, Grade, GradingMethod, Response
+from activities.models import Grade, GradingMethod
+from assessments.models import Attempt, AttemptState, Response
 from tests.quiz_helpers import answer_all, current_form, launched_client, start
 
 pytestmark = pytest.mark.django_db
@@ -172,7 +173,7 @@ def test_pages_need_a_launch(client, placement):
 
 @pytest.mark.usefixtures("quiz")
 def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client):
-    response = client.post(reverse("lti:demo-launch"), follow=True)
+    response = client.post(reverse("activities:demo-launch"), follow=True)
     assert response.status_code == 200
     html = response.content.decode()
     assert "Gradient checkpointing quiz" in html

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from activities.content import ContentError
 from assessments.content import (
     CONTENT_DIR,
-    ContentError,
     parse_quiz,
     read_quiz_file,
     render_seed_text,

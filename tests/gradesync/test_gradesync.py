@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from assessments.models import Grade
+from activities.models import Grade
 from gradesync import services
 from gradesync.models import GradeSync, SyncState
 from lti import claims as c

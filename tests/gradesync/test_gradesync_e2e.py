@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from assessments.models import Grade
+from activities.models import Grade
 from gradesync.models import GradeSync, SyncState
 from gradesync.tasks import deliver_grade
 from tests.gradebook import finish_attempt, graded_placement, student

@@ -8,11 +8,11 @@ import pytest
 from celery import current_app
 from kombu.exceptions import OperationalError
 
+from activities.demo import enrol_demo_member
 from labs import services
 from labs.models import LabRun, RunStatus
 from labs.tasks import execute_lab_run
 from lti.models import Role
-from lti.services import enrol_demo_member
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 from tests.workers import PrivateRedis, send_through, start_beat, start_worker, stop, wait_until

@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from assessments.models import Grade
+from activities.demo import enrol_demo_member, ensure_demo_placement
+from activities.models import Grade
 from gradesync.models import GradeSync
 from labs import services
 from labs.errors import InvalidPolicy, LabNotOpen, RunPending
@@ -18,7 +19,6 @@ from labs.execution import Outcome
 from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Role
-from lti.services import enrol_demo_member, ensure_demo_placement
 from ops import jobs
 from tests.gradebook import graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from django.conf import settings
 
-from assessments.models import Grade
+from activities.models import Grade
 from gradesync.models import GradeSync
 from labs import services
 from labs.models import LabRun, RunStatus

@@ -11,13 +11,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from activities.demo import enrol_demo_member
 from labs import services
 from labs.models import LabRun, RunStatus
 from labs.runner.spec import MODEL_OP_KINDS
 from labs.selectors import instructions_html
 from lti.access import SESSION_KEY
 from lti.models import Role
-from lti.services import enrol_demo_member
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 

@@ -120,7 +120,7 @@ def test_labs_run_on_a_cpu_worker_unless_the_gpu_profile_adds_the_gpu_worker():
     assert "deploy" not in cpu
     assert "-Q" not in SERVICES["worker"]["command"]  # the default queue only
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for app in ("assessments", "lti", "gradesync", "labs", "analytics", "ops", "api"):
+    for app in ("activities", "assessments", "lti", "gradesync", "labs", "analytics", "ops", "api"):
         assert f"COPY {app} {app}" in dockerfile, app
 
 

@@ -16,10 +16,10 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.management import call_command
 
+from activities.demo import enrol_demo_member
 from labs.models import LabRun, RunStatus
 from labs.tasks import execute_lab_run
 from lti.models import Role
-from lti.services import enrol_demo_member
 from ops import healthcheck
 from ops.logs import JsonFormatter, RequestIdFilter
 from tests import workers

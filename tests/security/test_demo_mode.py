@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 
+from activities.demo import enrol_demo_member
 from labs.models import LabRun, RunStatus
 from lti.models import Role
-from lti.services import enrol_demo_member
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 

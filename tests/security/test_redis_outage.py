@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from activities.demo import enrol_demo_member
 from assessments.models import Response
 from lti.models import Membership, ResourceLink, Role
-from lti.services import enrol_demo_member
 from tests.lti_platform import ROLE, start_login
 from tests.quiz_helpers import answer_all, launched_client, start
 

@@ -9,10 +9,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
+from activities.demo import ensure_demo_placement
 from analytics.demo_data import generate_demo_data
 from labs import services
 from labs.models import LabRun
-from lti.services import ensure_demo_placement
 
 pytestmark = pytest.mark.browser
 

@@ -98,9 +98,9 @@ def russian_pages(db, quiz, fake_lms):  # noqa: ARG001
 
 
 def _russian_pages():
+    from activities.demo import enrol_demo_member, ensure_demo_placement
     from analytics.demo_data import generate_demo_data, generate_demo_lab_runs
     from lti.models import Role
-    from lti.services import enrol_demo_member, ensure_demo_placement
     from tests.labs_helpers import lab_placement, small_lab
     from tests.quiz_helpers import current_form, launched_client, start
 

@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from activities.demo import ensure_demo_placement
+from activities.errors import ActivityNotLoaded
 from analytics.demo_data import DemoLabError, generate_demo_data, generate_demo_lab_runs
 from lti.models import ResourceLink
-from lti.services import QuizNotLoaded, ensure_demo_placement
 
 
 class Command(BaseCommand):
@@ -43,8 +44,8 @@ class Command(BaseCommand):
             )
         except ResourceLink.DoesNotExist:
             raise CommandError(f"No quiz placement {placement}") from None
-        except QuizNotLoaded as error:
-            raise CommandError(str(error)) from None
+        except ActivityNotLoaded as error:
+            raise CommandError(error.message) from None
         if if_empty and target.attempts.exists():
             self.stdout.write(f"{target.context} / {target} already has attempts; nothing added")
         else:
@@ -60,7 +61,7 @@ class Command(BaseCommand):
     def _fill_demo_lab(self, *, seed: int, if_empty: bool) -> None:
         try:
             lab = ensure_demo_placement("lab")
-        except QuizNotLoaded:
+        except ActivityNotLoaded:
             self.stdout.write("The labs are not loaded; the demo lab gets no runs")
             return
         if if_empty and lab.lab_runs.exists():

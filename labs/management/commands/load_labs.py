@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessments.content import ContentError
+from activities.content import ContentError
 from labs.content import LABS_FILE, parse_labs
 from labs.services import ReferenceUnavailable, ensure_reference, load_lab
 

@@ -50,12 +50,12 @@ class ComputedGrade:
 def grade_fraction(method: str, fractions_by_number: list[Decimal]) -> Decimal:
     """The grade, as a fraction of the maximum, from the fractions of each finished attempt
     in order, by the grading method."""
-    computed = quiz_grade(method, list(enumerate(fractions_by_number, 1)))
+    computed = grade_by_method(method, list(enumerate(fractions_by_number, 1)))
     assert computed is not None, "a grade needs at least one attempt"
     return computed.fraction
 
 
-def quiz_grade(
+def grade_by_method(
     method: str, finished: Sequence[tuple[int, Decimal]], limit: int = 0
 ) -> ComputedGrade | None:
     """The grade from the finished attempts, as (number, fraction) in order of number, by

@@ -1,0 +1,50 @@
+"""Which placement a request may reach, and as whom (on lti.access's launched courses)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
+from django.utils.translation import gettext as _
+
+from lti.access import placement_in_launch
+from lti.models import ResourceLink, Role
+
+from . import registry
+
+
+def member_placement(
+    request: HttpRequest, placement_id: int, activity: str | None = None
+) -> tuple[ResourceLink, Role]:
+    """The placement with the session's role in its course; refused unless this session
+    was launched into that course, and not found when it places another kind than
+    ``activity`` (a registry key: "quiz", "lab")."""
+    related = tuple(name for kind in registry.kinds() for name in kind.select_related)
+    found = placement_in_launch(request, placement_id, related)
+    if found is None:
+        raise PermissionDenied(
+            _(
+                "You are not enrolled in the course of this activity, or you did not open it "
+                "from that course. Open it from your course in the LMS."
+            )
+        )
+    if activity is not None and not registry.kind(activity).places(found[0]):
+        raise Http404(
+            _("This activity is not a %(kind)s.") % {"kind": registry.kind(activity).label}
+        )
+    return found
+
+
+def staff_placement(
+    request: HttpRequest, placement_id: int, activity: str | None = None
+) -> ResourceLink:
+    placement, role = member_placement(request, placement_id, activity)
+    if role != Role.STAFF:
+        raise PermissionDenied(_("Only the course's instructors can manage this activity."))
+    return placement
+
+
+def landing_url(placement: ResourceLink, role: Role) -> str:
+    """Where a launch into the placement lands: the activity's page, or for the course's
+    staff its dashboard."""
+    kind = registry.kind_of(placement)
+    return kind.dashboard_url(placement) if role == Role.STAFF else kind.student_url(placement)

@@ -1,0 +1,111 @@
+"""The quiz as an activity kind (activities.registry), registered in AssessmentsConfig.ready()."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.urls import reverse
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+from activities.registry import ActivityKind
+from activities.selectors import RegradePlan, Try
+from activities.texts import localized
+from lti.models import ResourceLink
+
+from .models import Attempt, Quiz, Response
+
+
+def _offered() -> dict[str, str]:
+    language = get_language()
+    quizzes = Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
+    return {quiz.slug: localized(quiz.current_version.title, language) for quiz in quizzes}
+
+
+def _find(slug: str) -> Quiz | None:
+    return Quiz.objects.filter(slug=slug, current_version__isnull=False).first()
+
+
+def _attach(link: ResourceLink, quiz: Quiz) -> None:
+    link.quiz = quiz
+    link.save(update_fields=["quiz"])
+
+
+def _score_maximum_of(quiz: Quiz) -> Decimal:
+    from .selectors import version_layout
+
+    return Decimal(version_layout(quiz.current_version_id).question_count)
+
+
+def _plan_grades(link: ResourceLink, apply_key: bool, user_id: int | None):
+    from .selectors import quiz_plan
+
+    return quiz_plan(link, apply_key, user_id)
+
+
+def _grading_method(link: ResourceLink) -> str:
+    from .selectors import attempt_policy
+
+    return attempt_policy(link).grading_method
+
+
+def _lock_work(link: ResourceLink) -> None:
+    list(Attempt.objects.select_for_update().filter(placement=link).values_list("pk"))
+
+
+def _tries(link: ResourceLink, user_ids: list[int]) -> dict[int, list[Try]]:
+    by_student: dict[int, list[Try]] = {}
+    for student, number, state, score, maximum in (
+        Attempt.objects.filter(placement=link, user_id__in=user_ids)
+        .order_by("user_id", "number")
+        .values_list("user_id", "number", "state", "score", "max_score")
+    ):
+        by_student.setdefault(student, []).append(
+            Try(number, state, None if score is None else Decimal(score), Decimal(maximum))
+        )
+    return by_student
+
+
+def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
+    """The responses the current key re-marks, the attempts' new scores, and which attempts
+    count (last, highest) for the students whose scores moved."""
+    from .services import mark_counted_attempts
+
+    if plan.marked_correct:
+        Response.objects.filter(pk__in=plan.marked_correct).update(is_correct=True)
+    if plan.marked_wrong:
+        Response.objects.filter(pk__in=plan.marked_wrong).update(is_correct=False)
+    for rescore in plan.rescored:
+        Attempt.objects.filter(pk=rescore.attempt_id).update(score=rescore.new_score)
+    for student in {rescore.user_id for rescore in plan.rescored}:
+        mark_counted_attempts(student, link)
+
+
+QUIZ = ActivityKind(
+    key="quiz",
+    label=_("quiz"),
+    line_item_tag="quiz",
+    places=lambda link: link.quiz_id is not None,
+    offered=_offered,
+    catalogue=lambda: list(
+        Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
+    ),
+    find=_find,
+    attach=_attach,
+    activity_of=lambda link: link.quiz,
+    slug_of=lambda quiz: quiz.slug,
+    title_of=lambda quiz, language: localized(quiz.current_version.title, language),
+    score_maximum_of=_score_maximum_of,
+    student_url=lambda link: reverse("assessments:placement", args=[link.pk]),
+    manage_url=lambda link: reverse("assessments:manage", args=[link.pk]),
+    dashboard_url=lambda link: reverse("analytics:dashboard", args=[link.pk]),
+    plan_grades=_plan_grades,
+    grading_method=_grading_method,
+    lock_work=_lock_work,
+    regrade_applies_key=True,
+    work=lambda link: Attempt.objects.filter(placement=link),
+    tries=_tries,
+    apply_plan=_apply_plan,
+    load_command="load_quiz",
+    select_related=("quiz", "quiz__current_version"),
+)

@@ -1,0 +1,49 @@
+"""The seam between the LTI protocol and the course side.
+
+lti/ validates launches and keeps the specification's objects (registrations, deployments,
+contexts, resource links, memberships, keys); what a resource link *places* (a quiz, a lab,
+any activity kind) belongs to the course side above it. The course side registers itself
+here once (``activities`` does, in its AppConfig.ready()), so lti/ imports no activity app:
+the arrows of the import graph point down to lti/, never up from it (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .models import ResourceLink, Role
+
+
+class CourseSide(Protocol):
+    def place(self, link: ResourceLink, custom: dict[str, Any]) -> None:
+        """Set up the activity a new resource link places, from the launch's custom
+        parameters (deep linking put them there), and save the link. Raises
+        ``lti.errors.LaunchError`` when there is nothing it could place."""
+
+    def landing_url(self, link: ResourceLink, role: Role) -> str:
+        """Where a launch into the link lands for a member with that role."""
+
+    def manage_url(self, link: ResourceLink) -> str:
+        """The instructor's page of the link's activity."""
+
+    def deep_linking_url(self, token: str) -> str:
+        """The content picker for a deep-linking launch (its pending request is in the
+        session under ``lti.views.DEEP_LINK_SESSION_KEY`` and ``token``)."""
+
+
+_course_side: CourseSide | None = None
+
+
+def register_course_side(course_side: CourseSide) -> None:
+    global _course_side
+    _course_side = course_side
+
+
+def course_side() -> CourseSide:
+    if _course_side is None:
+        raise ImproperlyConfigured(
+            "No course side is registered with lti (add 'activities' to INSTALLED_APPS)."
+        )
+    return _course_side

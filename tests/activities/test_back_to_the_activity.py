@@ -1,0 +1,64 @@
+"""Pages reached from an activity's manage page send the instructor back to that activity's
+own page: a lab's, not the quiz's (which answered 404 for a lab)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from activities.services import set_placement_grade
+from gradesync import services
+from gradesync.models import GradeSync, SyncState
+from lti.models import Role
+from tests.gradebook import graded_placement, student
+from tests.labs_helpers import small_lab
+from tests.quiz_helpers import launched_client
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def lab_course(fake_lms):
+    return graded_placement(fake_lms, small_lab())
+
+
+def instructor_of(placement):
+    teacher = student(placement, "teacher")
+    membership = teacher.lti_memberships.get()
+    membership.role = Role.STAFF
+    membership.save()
+    return launched_client(membership)
+
+
+def test_retry_now_on_a_labs_failed_sync_returns_to_the_labs_page(lab_course, fake_lms):
+    learner = student(lab_course, "s1")
+    set_placement_grade(
+        user=learner,
+        placement=lab_course,
+        fraction=Decimal("0.5"),
+        score_maximum=Decimal(100),
+        grading_method="highest",
+        counted=1,
+    )
+    lab_course.lineitem_url = fake_lms.url("/lineitems/999")  # the LMS refuses it
+    lab_course.save()
+    sync = GradeSync.objects.get()
+    assert services.deliver(sync.pk) == "failed"
+
+    client = instructor_of(lab_course)
+    response = client.post(reverse("gradesync:retry", args=[sync.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("labs:manage", args=[lab_course.pk])
+    assert client.get(response["Location"]).status_code == 200
+    sync.refresh_from_db()
+    assert sync.state == SyncState.PENDING
+
+
+def test_a_roster_refresh_from_a_lab_returns_to_the_labs_page(lab_course):
+    client = instructor_of(lab_course)
+    response = client.post(reverse("lti:roster-refresh", args=[lab_course.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("labs:manage", args=[lab_course.pk])
+    assert client.get(response["Location"]).status_code == 200
