@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet, Value
 from django.db.models.functions import Coalesce, Concat, NullIf, Trim
 
@@ -146,7 +146,7 @@ class Try:
     is_late: bool = False
 
 
-def course_student(placement: ResourceLink, user_id: int) -> AbstractBaseUser | None:
+def course_student(placement: ResourceLink, user_id: int) -> User | None:
     """A member of the placement's course (or anyone graded there), else None."""
     users = get_user_model().objects.filter(pk=user_id)
     return (

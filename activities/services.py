@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -152,7 +152,7 @@ def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
 @transaction.atomic(savepoint=False)
 def set_placement_grade(
     *,
-    user: AbstractBaseUser,
+    user: User,
     placement: ResourceLink,
     fraction: Decimal,
     score_maximum: Decimal,
@@ -182,7 +182,7 @@ def _audit(
     cause: str,
     previous: Decimal | None,
     was_overridden: bool,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     reason: str = "",
 ) -> GradeChange:
     return GradeChange.objects.create(
@@ -208,10 +208,10 @@ def _activity_method(placement: ResourceLink) -> str:
 def override_grade(
     *,
     placement: ResourceLink,
-    user: AbstractBaseUser,
+    user: User,
     score_given: Decimal,
     reason: str,
-    actor: AbstractBaseUser,
+    actor: User,
     share_reason: bool = False,
 ) -> GradeOverride:
     """Staff set a student's grade by hand. Recorded with who, when and why (shown to the
@@ -263,9 +263,7 @@ def override_grade(
 
 
 @transaction.atomic
-def clear_override(
-    *, placement: ResourceLink, user: AbstractBaseUser, actor: AbstractBaseUser, reason: str = ""
-) -> Grade:
+def clear_override(*, placement: ResourceLink, user: User, actor: User, reason: str = "") -> Grade:
     """Staff give the grade back to the rules: it becomes what the student's attempts or
     runs give, and goes to the gradebook if that differs from the override."""
     grade = Grade.objects.select_for_update().filter(user=user, placement=placement).first()
@@ -307,7 +305,7 @@ def _lock_class(placement: ResourceLink) -> None:
 def recompute_placement(
     *,
     placement: ResourceLink,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     cause: str = ChangeCause.REGRADE,
     apply_key: bool = False,
     expected: str | None = None,
@@ -370,7 +368,7 @@ def recompute_placement(
 
 
 def regrade_placement(
-    *, placement: ResourceLink, actor: AbstractBaseUser, expected: str | None = None
+    *, placement: ResourceLink, actor: User, expected: str | None = None
 ) -> Regrade:
     """Staff regrade: the attempts against the quiz's current key (stable question and
     option keys), then every grade by the placement's rules in force."""

@@ -23,7 +23,7 @@ class GradesyncConfig(AppConfig):
         grade_changed.connect(_queue_for_the_lms, dispatch_uid="gradesync.queue_for_the_lms")
 
 
-def _queue_for_the_lms(_sender, *, grade, **_kwargs) -> None:
+def _queue_for_the_lms(*, grade, **_signal) -> None:
     """A changed grade goes to the LMS: queued in the transaction that changed it."""
     from .services import record_grade_change
 
