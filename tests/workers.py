@@ -205,3 +205,19 @@ def send_through(task, broker_url: str, monkeypatch) -> Callable[[], None]:
 
     monkeypatch.setattr(current_app, "send_task", send_to_the_private_broker)
     return reconnect
+
+
+def refuse_the_send_of(job_id: int, monkeypatch) -> None:
+    """The broker refuses the task sent for ``job_id`` (args ``(job_id,)``) and takes every
+    other send, as a connection reset in the middle of a requeue would."""
+    from celery import current_app
+    from kombu.exceptions import OperationalError
+
+    send_task = current_app.send_task
+
+    def refuse_one(name, args=None, *rest, **options):
+        if tuple(args or ()) == (job_id,):
+            raise OperationalError("connection reset by the broker")
+        return send_task(name, args, *rest, **options)
+
+    monkeypatch.setattr(current_app, "send_task", refuse_one)

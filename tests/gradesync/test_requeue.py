@@ -7,13 +7,12 @@ from datetime import timedelta
 
 import pytest
 from celery import current_app
-from kombu.exceptions import OperationalError
 
 from gradesync import services
 from gradesync.models import GradeSync
 from gradesync.tasks import deliver_grade
 from tests.gradebook import finish_attempt, graded_placement, student
-from tests.workers import PrivateRedis, send_through
+from tests.workers import PrivateRedis, refuse_the_send_of, send_through
 
 
 @pytest.mark.worker
@@ -32,14 +31,7 @@ def test_one_delivery_the_broker_refuses_does_not_keep_the_others_from_the_reque
     refused = GradeSync.objects.order_by("pk").first().pk
     redis = PrivateRedis(tmp_path)
     send_through(deliver_grade, redis.url, monkeypatch)
-    send_task = current_app.send_task
-
-    def refuse_one(name, args=None, *rest, **options):
-        if tuple(args or ()) == (refused,):
-            raise OperationalError("connection reset by the broker")
-        return send_task(name, args, *rest, **options)
-
-    monkeypatch.setattr(current_app, "send_task", refuse_one)
+    refuse_the_send_of(refused, monkeypatch)
     try:
         assert services.requeue_due() == 2
         with current_app.connection_for_write(redis.url) as connection:

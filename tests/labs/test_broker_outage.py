@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from celery import current_app
-from kombu.exceptions import OperationalError
 
 from activities.demo import enrol_demo_member
 from labs import services
@@ -15,7 +14,15 @@ from labs.tasks import execute_lab_run
 from lti.models import Role
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
-from tests.workers import PrivateRedis, send_through, start_beat, start_worker, stop, wait_until
+from tests.workers import (
+    PrivateRedis,
+    refuse_the_send_of,
+    send_through,
+    start_beat,
+    start_worker,
+    stop,
+    wait_until,
+)
 
 
 @pytest.mark.worker
@@ -91,14 +98,7 @@ def test_one_run_the_broker_refuses_does_not_keep_the_others_from_the_requeue(
         )
     LabRun.objects.update(enqueued_at=None)  # their reminders were lost
     refused = runs[0].pk
-    send_task = current_app.send_task
-
-    def refuse_one(name, args=None, *rest, **options):
-        if tuple(args or ()) == (refused,):
-            raise OperationalError("connection reset by the broker")
-        return send_task(name, args, *rest, **options)
-
-    monkeypatch.setattr(current_app, "send_task", refuse_one)
+    refuse_the_send_of(refused, monkeypatch)
     try:
         assert services.requeue_stuck_runs() == 2
         with current_app.connection_for_write(redis.url) as connection:
