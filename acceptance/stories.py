@@ -392,7 +392,7 @@ class Stories:
         tool = page.frame_locator("#contentframe")
         _wait_for_tool(tool, "input[name=kind][value=sqrt]", "the embedded lab")
         tool.locator("input[name=kind][value=sqrt]").check()
-        tool.locator("form.policy-form button[type=submit]").click()
+        tool.locator("form.policy-form button[type=submit].primary").click()
         tool.locator("#run-status").wait_for()
         started = time.monotonic()
         try:
