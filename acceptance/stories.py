@@ -29,7 +29,6 @@ QUIZ_TITLE = "Checkpointing quiz (acceptance)"
 LAB_TITLE = "Checkpointing lab (acceptance)"
 CROSS_TITLE = "Checkpointing quiz, tool on another site (acceptance)"
 GRADE_WAIT_SECONDS = 90
-MEMO_SECONDS = 60  # lti/middleware.py's MEMO_SECONDS
 LAB_WAIT_SECONDS = 600
 
 
@@ -45,7 +44,6 @@ class State:
     quiz_scores: dict[str, float] = field(default_factory=dict)  # username -> score shown
     lab_scores: dict[str, float] = field(default_factory=dict)  # username -> percent shown
     finished_at: dict[tuple[str, str], float] = field(default_factory=dict)  # (title, user)
-    registered_at: dict[int, float] = field(default_factory=dict)  # type id -> monotonic
 
 
 class Stories:
@@ -206,7 +204,6 @@ class Stories:
                 "registered in a tab of its own",
             )
         type_id = self.activate(page, base)
-        self.state.registered_at[type_id] = time.monotonic()
         return type_id, self._describe_type(type_id, seen)
 
     def step_register(self) -> str:
@@ -233,18 +230,6 @@ class Stories:
         )
 
     # Step 2: deep linking from the activity form --------------------------------------------
-
-    def settle(self, type_id: int) -> str:
-        """The tool's web processes each keep the origins allowed to frame them for a minute
-        (lti/middleware.py, MEMO_SECONDS): a process that served a page just before the
-        registration frames nothing of the new platform until then. A teacher does not add an
-        activity in the second the tool is registered; the run waits that minute out and
-        says so."""
-        wait = self.state.registered_at.get(type_id, 0) + MEMO_SECONDS + 1 - time.monotonic()
-        if wait <= 0:
-            return ""
-        time.sleep(wait)
-        return f" (after waiting {wait:.0f} s for the tool's processes to see the registration)"
 
     def add_by_deep_linking(self, page: Page, type_id: int, choice: str, title: str) -> dict:
         course = self.moodle.course_id
@@ -299,7 +284,6 @@ class Stories:
         if not self.state.type_id:
             raise Skipped("no registered tool (step 1)")
         page = self.login(self.context("teacher"), "teacher")
-        waited = self.settle(self.state.type_id)
         quiz = self.add_by_deep_linking(page, self.state.type_id, "quiz:", QUIZ_TITLE)
         self.state.quiz_cmid = quiz["cmid"]
         lab = self.add_by_deep_linking(page, self.state.type_id, "lab:", LAB_TITLE)
@@ -313,7 +297,7 @@ class Stories:
             raise StepFailed("; ".join(problems))
         return (
             f"quiz cm {quiz['cmid']} (grade item out of {quiz['gradeitem']['grademax']:g}), "
-            f"lab cm {lab['cmid']} (out of {lab['gradeitem']['grademax']:g}){waited}"
+            f"lab cm {lab['cmid']} (out of {lab['gradeitem']['grademax']:g})"
         )
 
     # Step 3: the quiz, embedded and in a new window ------------------------------------------
@@ -486,7 +470,6 @@ class Stories:
         if not self.state.cross_type_id:
             raise Skipped("no tool registered on the other site")
         page = self.login(self.blocking_context("teacher"), "teacher")
-        self.settle(self.state.cross_type_id)
         quiz = self.add_by_deep_linking(page, self.state.cross_type_id, "quiz:", CROSS_TITLE)
         self.state.cross_cmid = quiz["cmid"]
         return (
@@ -513,7 +496,6 @@ class Stories:
             note = " (activity made as a plain link, deep linking having failed)"
         context = self.blocking_context("student4")
         page = self.login(context, "student4")
-        self.settle(self.state.cross_type_id)
         page.goto(f"{self.moodle.url}/mod/lti/view.php?id={self.state.cross_cmid}")
         tool = page.frame_locator("#contentframe")
         start = tool.locator("form button[type=submit].primary")
