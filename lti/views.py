@@ -37,12 +37,12 @@ from .dynamic_registration import (
     tool_urls,
 )
 from .errors import LaunchError
-from .keys import published_jwks
 from .launch import claimed_locale, validate_launch
 from .middleware import allow_form_action, allow_framing_by
 from .models import Registration, Role
 from .roles import course_role
 from .services import record_launch
+from .tool_conf import ToolConf
 
 logger = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def _platform_storage_check(request: HttpRequest, pending: oidc.LoginState) -> H
 @require_GET
 @cache_control(max_age=300, public=True)
 def jwks(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(published_jwks())
+    return JsonResponse(ToolConf().get_jwks())
 
 
 @never_cache
