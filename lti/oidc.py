@@ -14,21 +14,29 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import timedelta
-from urllib.parse import urlencode, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from pylti1p3.contrib.django import DjangoOIDCLogin
+from pylti1p3.contrib.django.cookie import DjangoCookieService
+from pylti1p3.contrib.django.request import DjangoRequest
+from pylti1p3.contrib.django.session import DjangoSessionService
+from pylti1p3.launch_data_storage.base import LaunchDataStorage
+from pylti1p3.request import Request
 
 from ops.cache import is_down as cache_is_down
 
 from .errors import LaunchError
-from .models import KeptInDatabase, Registration
+from .models import KeptInDatabase
+from .tool_conf import ToolConf, ToolRegistration
 
 STATE_COOKIE_PREFIX = "lti_state_"
 # The login initiation's parameters (LTI core §5.1.1), as a new window repeats them.
@@ -57,6 +65,7 @@ class LoginRedirect:
     auth_url: str
     login: LoginState
     auth_origin: str
+    cookies: StateCookieService  # sets the state cookie on the response
 
 
 def _state_key(state: str) -> str:
@@ -127,11 +136,8 @@ def is_tool_url(url: str, tool_base_url: str) -> bool:
     )
 
 
-def _registration_for_login(issuer: str, client_id: str) -> Registration:
-    registrations = Registration.objects.filter(issuer=issuer, is_active=True)
-    if client_id:
-        registrations = registrations.filter(client_id=client_id)
-    found = list(registrations[:2])
+def _registration_for_login(issuer: str, client_id: str) -> ToolRegistration:
+    found = ToolConf().registrations_for_login(issuer, client_id)
     if not found:
         raise LaunchError(
             _(
@@ -144,57 +150,145 @@ def _registration_for_login(issuer: str, client_id: str) -> Registration:
     return found[0]
 
 
-def initiate_login(
-    params: Mapping[str, str], *, tool_base_url: str, launch_url: str
-) -> LoginRedirect:
-    if any("\x00" in str(value) for value in params.values()):
-        raise LaunchError(_("The login request contains a NUL character."))
-    issuer = params.get("iss", "")
-    login_hint = params.get("login_hint", "")
-    target_link_uri = params.get("target_link_uri", "")
-    missing = [
-        name
-        for name, value in (
-            ("iss", issuer),
-            ("login_hint", login_hint),
-            ("target_link_uri", target_link_uri),
-        )
-        if not value
-    ]
-    if missing:
-        raise LaunchError(_("The login request is missing %(names)s."), names=", ".join(missing))
-    if not is_tool_url(target_link_uri, tool_base_url):
-        raise LaunchError(_("The login request's target_link_uri does not point at this tool."))
-    registration = _registration_for_login(issuer, params.get("client_id", ""))
+class LoginStorage(LaunchDataStorage):
+    """pylti1p3's launch-data storage for login states: the cache, or the database while
+    the cache cannot be reached (decision 29). Keys are random states, so no session id."""
 
-    login = LoginState(
-        state=secrets.token_urlsafe(24),
-        nonce=secrets.token_urlsafe(24),
-        registration_id=registration.pk,
-        target_link_uri=target_link_uri,
-        storage_target=params.get("lti_storage_target", ""),
-        storage_secret=secrets.token_urlsafe(24),
-    )
-    _put(_state_key(login.state), asdict(login), settings.LTI_STATE_TTL_SECONDS)
-    query = {
-        "scope": "openid",
-        "response_type": "id_token",
-        "response_mode": "form_post",
-        "prompt": "none",
-        "client_id": registration.client_id,
-        "redirect_uri": launch_url,
-        "login_hint": login_hint,
-        "state": login.state,
-        "nonce": login.nonce,
-    }
-    if params.get("lti_message_hint"):
-        query["lti_message_hint"] = params["lti_message_hint"]
-    separator = "&" if urlsplit(registration.auth_login_url).query else "?"
-    auth = urlsplit(registration.auth_login_url)
+    def get_session_cookie_name(self) -> None:
+        return None
+
+    def _prepare_key(self, key: str) -> str:
+        return key
+
+    def can_set_keys_expiration(self) -> bool:
+        return True
+
+    def get_value(self, key: str) -> Any:
+        found = _find(self._prepare_key(key))
+        return found[0] if found else None
+
+    def set_value(self, key: str, value: Any, exp: int | None = None) -> None:
+        _put(self._prepare_key(key), value, exp or settings.LTI_STATE_TTL_SECONDS)
+
+    def check_value(self, key: str) -> bool:
+        return _find(self._prepare_key(key)) is not None
+
+
+class LoginSessionService(DjangoSessionService):
+    """The login's state, nonce and what the launch must match, kept as one record under
+    the state: pylti1p3 keeps a nonce apart, valid for any launch, where ours belongs to the
+    login that made it and is used once (lti.launch)."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.set_data_storage(LoginStorage())
+        self._launch_data_lifetime = settings.LTI_STATE_TTL_SECONDS
+        self._nonce = ""
+        self.saved: dict = {}
+
+    def save_nonce(self, nonce: str) -> None:
+        self._nonce = nonce
+
+    def save_state_params(self, state: str, params: dict[str, object]) -> None:
+        self.saved = {**params, "state": state, "nonce": self._nonce}
+        self._set_value(_state_key(state), self.saved)
+
+
+def cookie_options() -> dict:
+    secure = settings.SESSION_COOKIE_SECURE
+    return {"secure": secure, "httponly": True, "samesite": "None" if secure else "Lax"}
+
+
+class StateCookieService(DjangoCookieService):
+    """pylti1p3's cookie service: the state cookie, named after the state, under /lti/ only,
+    for as long as the state lives."""
+
+    def _get_key(self, key: str) -> str:
+        return STATE_COOKIE_PREFIX + key
+
+    def update_response(self, response: HttpResponse) -> None:
+        for name, cookie in self._cookie_data_to_set.items():
+            response.set_cookie(
+                name,
+                cookie["value"],
+                max_age=settings.LTI_STATE_TTL_SECONDS,
+                path="/lti/",
+                **cookie_options(),
+            )
+
+
+class ToolOIDCLogin(DjangoOIDCLogin):
+    """pylti1p3's third-party login initiation, with our checks of the request (NUL, the
+    required parameters, a target_link_uri into this tool) and the login's record."""
+
+    def __init__(self, request: HttpRequest, *, tool_base_url: str) -> None:
+        django_request = DjangoRequest(request)
+        super().__init__(
+            request,
+            ToolConf(),
+            session_service=LoginSessionService(django_request),
+            cookie_service=StateCookieService(django_request),
+        )
+        self._tool_base_url = tool_base_url
+        self.registration: ToolRegistration | None = None
+
+    def _get_uuid(self) -> str:
+        return secrets.token_urlsafe(24)
+
+    def _generate_nonce(self) -> str:
+        return secrets.token_urlsafe(24)
+
+    def validate_oidc_login(self) -> ToolRegistration:
+        raw = self._request.request
+        params = raw.POST if raw.method == "POST" else raw.GET
+        if any("\x00" in value for values in params.lists() for value in values[1]):
+            raise LaunchError(_("The login request contains a NUL character."))
+        issuer = self._get_request_param("iss") or ""
+        target_link_uri = self._get_request_param("target_link_uri") or ""
+        missing = [
+            name
+            for name, value in (
+                ("iss", issuer),
+                ("login_hint", self._get_request_param("login_hint")),
+                ("target_link_uri", target_link_uri),
+            )
+            if not value
+        ]
+        if missing:
+            raise LaunchError(
+                _("The login request is missing %(names)s."), names=", ".join(missing)
+            )
+        if not is_tool_url(target_link_uri, self._tool_base_url):
+            raise LaunchError(_("The login request's target_link_uri does not point at this tool."))
+        registration = _registration_for_login(issuer, self._get_request_param("client_id") or "")
+        self.pass_params_to_launch(
+            {
+                "registration_id": registration.model.pk,
+                "target_link_uri": target_link_uri,
+                "storage_target": self._get_request_param("lti_storage_target") or "",
+                "storage_secret": secrets.token_urlsafe(24),
+            }
+        )
+        self.registration = registration
+        return registration
+
+    def started(self) -> tuple[LoginState, StateCookieService]:
+        """The login just started, and the state cookie its response sets."""
+        return LoginState(**self._session_service.saved), self._cookie_service
+
+
+def initiate_login(request: HttpRequest, *, tool_base_url: str, launch_url: str) -> LoginRedirect:
+    """The platform's login initiation (pylti1p3's OIDCLogin): the URL of the platform's
+    authorization with our state and nonce, the login's record, and the state cookie to set."""
+    oidc_login = ToolOIDCLogin(request, tool_base_url=tool_base_url)
+    auth_url = oidc_login.get_redirect_object(launch_url).get_redirect_url()
+    login, cookies = oidc_login.started()
+    auth = urlsplit(auth_url)
     return LoginRedirect(
-        auth_url=f"{registration.auth_login_url}{separator}{urlencode(query)}",
+        auth_url=auth_url,
         login=login,
         auth_origin=f"{auth.scheme}://{auth.netloc}",
+        cookies=cookies,
     )
 
 

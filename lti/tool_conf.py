@@ -66,9 +66,17 @@ class ToolConf(ToolConfAbstract[Request]):
     def check_iss_has_many_clients(self, iss: str) -> bool:
         return True
 
+    def registrations_for_login(self, iss: str, client_id: str) -> list[ToolRegistration]:
+        """The issuer's active registrations with the client id, or (without one) up to two
+        of them: a login that names no client id is for an issuer with one registration."""
+        found = Registration.objects.filter(issuer=iss, is_active=True)
+        if client_id:
+            found = found.filter(client_id=client_id)
+        return [ToolRegistration(model) for model in found[:2]]
+
     def find_registration_by_issuer(self, iss: str, *args: Any, **kwargs: Any) -> Any:
-        found = list(Registration.objects.filter(issuer=iss, is_active=True)[:2])
-        return ToolRegistration(found[0]) if len(found) == 1 else None
+        found = self.registrations_for_login(iss, "")
+        return found[0] if len(found) == 1 else None
 
     def find_registration_by_params(
         self, iss: str, client_id: str, *args: Any, **kwargs: Any

@@ -79,11 +79,6 @@ def refuse(request: HttpRequest, error: LaunchError | str, status: int = 400) ->
     return render(request, "lti/refused.html", {"message": message}, status=status)
 
 
-def _cookie_options() -> dict:
-    secure = settings.SESSION_COOKIE_SECURE
-    return {"secure": secure, "httponly": True, "samesite": "None" if secure else "Lax"}
-
-
 def language_for_locale(locale: str) -> str | None:
     code = locale.replace("_", "-").split("-")[0].lower()
     return code if code in dict(settings.LANGUAGES) else None
@@ -97,7 +92,7 @@ def login(request: HttpRequest) -> HttpResponse:
     base = tool_base_url(request)
     try:
         started = oidc.initiate_login(
-            params, tool_base_url=base, launch_url=tool_urls(base)["launch"]
+            request, tool_base_url=base, launch_url=tool_urls(base)["launch"]
         )
     except LaunchError as error:
         return refuse(request, error)
@@ -136,19 +131,13 @@ def login(request: HttpRequest) -> HttpResponse:
             "1",
             max_age=settings.LTI_STATE_TTL_SECONDS,
             path="/lti/",
-            **{**_cookie_options(), "httponly": False},  # read by lti/login_check.js
+            **{**oidc.cookie_options(), "httponly": False},  # read by lti/login_check.js
         )
         # The new window's login redirects to the platform, which CSP's form-action checks.
         allow_form_action(response, started.auth_url)
     else:
         response = HttpResponseRedirect(started.auth_url)
-    response.set_cookie(
-        oidc.STATE_COOKIE_PREFIX + started.login.state,
-        started.login.state,
-        max_age=settings.LTI_STATE_TTL_SECONDS,
-        path="/lti/",
-        **_cookie_options(),
-    )
+    started.cookies.update_response(response)
     return response
 
 
