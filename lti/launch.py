@@ -1,4 +1,5 @@
-"""Validation of an LTI 1.3 launch (the id_token the platform posts to us).
+"""Validation of an LTI 1.3 launch (the id_token the platform posts to us), by pylti1p3's
+``MessageLaunch`` with the steps this tool checks more strictly overridden (decision 8).
 
 Every check of LTI core §5.1.3 and the 1EdTech Security Framework §5.1.3, each with a
 plain-words reason: format and algorithm, issuer and client id (aud, azp), signature
@@ -14,14 +15,26 @@ from typing import Any
 
 import jwt
 from django.conf import settings
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
+from pylti1p3.contrib.django import DjangoMessageLaunch
+from pylti1p3.contrib.django.request import DjangoRequest
+from pylti1p3.exception import LtiException
 
 from . import claims as c
 from .errors import LaunchError
 from .http import platform_url_ok
 from .models import Deployment, Registration
-from .oidc import LoginState, is_tool_url, record_nonce
+from .oidc import (
+    LoginSessionService,
+    LoginState,
+    StateCookieService,
+    consume_state,
+    is_tool_url,
+    record_nonce,
+)
 from .platform_keys import platform_key
+from .tool_conf import ToolConf
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +81,9 @@ def _audiences(payload: dict[str, Any]) -> list[str]:
     raise LaunchError(_("The launch has no valid audience (aud)."))
 
 
-def _registration(payload: dict[str, Any], login: LoginState) -> Registration:
+def _issuer_and_client(payload: dict[str, Any]) -> tuple[str, str]:
+    """The issuer and the client id the launch is for: its one audience, or among several
+    the authorized party (azp), which pylti1p3 does not check."""
     issuer = payload.get("iss")
     if not isinstance(issuer, str) or not issuer:
         raise LaunchError(_("The launch has no issuer (iss)."))
@@ -79,35 +94,21 @@ def _registration(payload: dict[str, Any], login: LoginState) -> Registration:
             raise LaunchError(
                 _("The launch names several audiences but no authorized party (azp) among them.")
             )
-        client_id = azp
-    else:
-        client_id = audiences[0]
-        if payload.get("azp") not in (None, client_id):
-            raise LaunchError(_("The launch's authorized party (azp) is not its audience."))
-    registration = Registration.objects.filter(
-        issuer=issuer, client_id=client_id, is_active=True
-    ).first()
-    if registration is None:
-        raise LaunchError(
-            _(
-                "This issuer and client id are not registered with this tool "
-                "(iss=%(issuer)r, client_id=%(client_id)r)."
-            ),
-            issuer=issuer,
-            client_id=client_id,
-        )
-    if registration.pk != login.registration_id:
-        raise LaunchError(_("The launch does not come from the platform that started the login."))
-    return registration
+        return issuer, azp
+    client_id = audiences[0]
+    if payload.get("azp") not in (None, client_id):
+        raise LaunchError(_("The launch's authorized party (azp) is not its audience."))
+    return issuer, client_id
 
 
-def _verify_signature(id_token: str, header: dict, registration: Registration) -> dict:
-    key = platform_key(registration.keyset_url, header["kid"])
+def _verify_signature(
+    id_token: str, key: jwt.PyJWK, algorithm: str, registration: Registration
+) -> dict:
     try:
         return jwt.decode(
             id_token,
             key=key,
-            algorithms=ALLOWED_ALGORITHMS,
+            algorithms=[algorithm],
             audience=registration.client_id,
             issuer=registration.issuer,
             leeway=settings.LTI_CLOCK_SKEW_SECONDS,
@@ -135,25 +136,6 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
         raise LaunchError(_("The launch's nonce is not the one of this login."))
     if not record_nonce(payload["iss"], nonce):
         raise LaunchError(_("This launch was already used (nonce replayed)."))
-
-
-def _deployment(payload: dict[str, Any], registration: Registration) -> Deployment:
-    deployment_id = payload.get(c.DEPLOYMENT_ID)
-    if not isinstance(deployment_id, str) or not deployment_id:
-        raise LaunchError(_("The launch has no deployment_id."))
-    deployment = registration.deployments.filter(deployment_id=deployment_id).first()
-    if deployment is None:
-        raise LaunchError(
-            _("The deployment %(deployment)r is not registered with this tool."),
-            deployment=deployment_id,
-        )
-    if not deployment.is_active:
-        raise LaunchError(
-            _("The deployment %(deployment)r has been deactivated."),
-            status=403,
-            deployment=deployment_id,
-        )
-    return deployment
 
 
 # LTI core: ids such as sub, context.id and resource_link.id are at most 255 ASCII characters.
@@ -251,26 +233,174 @@ def claimed_locale(id_token: str) -> str:
     return str(presentation.get("locale") or "") if isinstance(presentation, dict) else ""
 
 
-def validate_launch(*, id_token: str, login: LoginState, tool_base_url: str) -> LaunchMessage:
-    if not id_token:
-        raise LaunchError(_("The launch has no id_token."))
-    try:
-        header = jwt.get_unverified_header(id_token)
-        unverified = jwt.decode(id_token, options={"verify_signature": False})
-    except jwt.InvalidTokenError as error:
-        raise LaunchError(_("The id_token is not a signed JWT.")) from error
-    if _has_nul(unverified) or "\x00" in id_token:
-        raise LaunchError(_("The launch contains a NUL character."))
-    if header.get("alg") not in ALLOWED_ALGORITHMS:
-        raise LaunchError(
-            _("The launch is signed with %(algorithm)r; only RS256 is accepted."),
-            algorithm=header.get("alg"),
+class ToolMessageLaunch(DjangoMessageLaunch):
+    """pylti1p3's message launch, each step hardened where the library is weaker than this
+    tool's checks: the state is the login's record, used once, and proven by its cookie or
+    by LTI platform storage (the library keeps a state's cookie only, and lets a launch be
+    posted twice); the audience names the registration through ``azp``; the platform's key
+    comes from its cached key set with one rate-limited refetch for an unknown ``kid``, over
+    the outbound policy (lti.platform_keys); exp, iat, iss and aud are verified with a small
+    clock skew; the nonce is the login's and is used once (the library accepts any nonce it
+    issued, again and again); the message's claims are checked before the library's
+    validators; a deactivated deployment is refused. Every refusal is a ``LaunchError`` with a
+    translated reason."""
+
+    def __init__(self, request: HttpRequest, *, tool_base_url: str) -> None:
+        django_request = DjangoRequest(request, post_only=True)
+        super().__init__(
+            django_request,
+            ToolConf(),
+            session_service=LoginSessionService(django_request),
+            cookie_service=StateCookieService(django_request),
         )
-    if not header.get("kid"):
-        raise LaunchError(_("The launch's JWT header names no key (kid)."))
-    registration = _registration(unverified, login)
-    payload = _verify_signature(id_token, header, registration)
-    _check_nonce(payload, login)
-    _check_message(payload, login, tool_base_url)
-    deployment = _deployment(payload, registration)
-    return LaunchMessage(registration=registration, deployment=deployment, claims=payload)
+        self._tool_base_url = tool_base_url
+        self.login: LoginState | None = None
+        self.registration_model: Registration | None = None
+        self.deployment_model: Deployment | None = None
+
+    def validate(self) -> ToolMessageLaunch:
+        self._validated = True
+        try:
+            (
+                self.validate_state()
+                .validate_jwt_format()
+                .validate_registration()
+                .validate_jwt_signature()
+                .validate_nonce()
+                .validate_message()
+                .validate_deployment()
+                .save_launch_data()
+            )
+        except LtiException as error:
+            self._validated = False
+            raise LaunchError(
+                _("The launch is not a valid LTI message: %(reason)s"), reason=str(error)
+            ) from error
+        except Exception:
+            self._validated = False
+            raise
+        return self
+
+    def validate_state(self) -> ToolMessageLaunch:
+        state = self._get_request_param("state") or ""
+        self.login = consume_state(
+            state,
+            cookie_value=self._cookie_service.get_cookie(state),
+            storage_value=self._get_request_param("lti_storage_value"),
+        )
+        return self
+
+    def validate_jwt_format(self) -> ToolMessageLaunch:
+        id_token = self._get_request_param("id_token") or ""
+        if not id_token:
+            raise LaunchError(_("The launch has no id_token."))
+        try:
+            super().validate_jwt_format()
+        except LtiException as error:
+            raise LaunchError(_("The id_token is not a signed JWT.")) from error
+        header, body = self._jwt.get("header"), self._jwt.get("body")
+        if not isinstance(header, dict) or not isinstance(body, dict):
+            raise LaunchError(_("The id_token is not a signed JWT."))
+        if _has_nul(body) or "\x00" in id_token:
+            raise LaunchError(_("The launch contains a NUL character."))
+        if header.get("alg") not in ALLOWED_ALGORITHMS:
+            raise LaunchError(
+                _("The launch is signed with %(algorithm)r; only RS256 is accepted."),
+                algorithm=header.get("alg"),
+            )
+        if not header.get("kid"):
+            raise LaunchError(_("The launch's JWT header names no key (kid)."))
+        return self
+
+    def validate_registration(self) -> ToolMessageLaunch:
+        assert self.login is not None
+        body = self._jwt["body"]
+        issuer, client_id = _issuer_and_client(body)
+        registration = self._tool_config.find_registration_by_params(issuer, client_id)
+        if registration is None:
+            raise LaunchError(
+                _(
+                    "This issuer and client id are not registered with this tool "
+                    "(iss=%(issuer)r, client_id=%(client_id)r)."
+                ),
+                issuer=issuer,
+                client_id=client_id,
+            )
+        if registration.model.pk != self.login.registration_id:
+            raise LaunchError(
+                _("The launch does not come from the platform that started the login.")
+            )
+        self._registration = registration
+        self.registration_model = registration.model
+        return self
+
+    def get_client_id(self) -> str:
+        assert self.registration_model is not None
+        return self.registration_model.client_id
+
+    def get_public_key(self) -> tuple[Any, str]:
+        assert self.registration_model is not None
+        return platform_key(self.registration_model.keyset_url, self._jwt["header"]["kid"]), "RS256"
+
+    def validate_jwt_signature(self) -> ToolMessageLaunch:
+        assert self.registration_model is not None
+        key, algorithm = self.get_public_key()
+        self._jwt["body"] = _verify_signature(
+            self._get_id_token(), key, algorithm, self.registration_model
+        )
+        return self
+
+    def validate_nonce(self) -> ToolMessageLaunch:
+        assert self.login is not None
+        _check_nonce(self._jwt["body"], self.login)
+        return self
+
+    def validate_message(self) -> ToolMessageLaunch:
+        assert self.login is not None
+        _check_message(self._jwt["body"], self.login, self._tool_base_url)
+        super().validate_message()  # the library's validators of each message type
+        return self
+
+    def validate_deployment(self) -> ToolMessageLaunch:
+        assert self.registration_model is not None
+        body = self._jwt["body"]
+        deployment_id = body.get(c.DEPLOYMENT_ID)
+        if not isinstance(deployment_id, str) or not deployment_id:
+            raise LaunchError(_("The launch has no deployment_id."))
+        found = self._tool_config.find_deployment_by_params(
+            self.registration_model.issuer, deployment_id, self.registration_model.client_id
+        )
+        if found is None:
+            raise LaunchError(
+                _("The deployment %(deployment)r is not registered with this tool."),
+                deployment=deployment_id,
+            )
+        if not found.model.is_active:
+            raise LaunchError(
+                _("The deployment %(deployment)r has been deactivated."),
+                status=403,
+                deployment=deployment_id,
+            )
+        self.deployment_model = found.model
+        return self
+
+    def save_launch_data(self) -> ToolMessageLaunch:
+        """Nothing kept: record_launch writes what the tool keeps of the launch, and the
+        state was used once, so the library's "state valid for this id_token" would only let
+        the same launch be posted again."""
+        return self
+
+    def message(self) -> LaunchMessage:
+        self.validate()
+        assert self.registration_model is not None
+        assert self.deployment_model is not None
+        return LaunchMessage(
+            registration=self.registration_model,
+            deployment=self.deployment_model,
+            claims=dict(self._jwt["body"]),
+        )
+
+
+def validate_launch(request: HttpRequest, *, tool_base_url: str) -> LaunchMessage:
+    """The launch the platform posted, validated (pylti1p3's MessageLaunch, hardened)."""
+    return ToolMessageLaunch(request, tool_base_url=tool_base_url).message()

@@ -182,10 +182,7 @@ def launch(request: HttpRequest) -> HttpResponse:
                 and RELAYED_FIELD not in request.POST
             ):
                 return _relay_same_site(request)
-        login_state = oidc.consume_state(state, cookie_value=cookie, storage_value=storage_value)
-        message = validate_launch(
-            id_token=request.POST.get("id_token", ""), login=login_state, tool_base_url=base
-        )
+        message = validate_launch(request, tool_base_url=base)
         if message.is_deep_linking and course_role(message.roles) != Role.STAFF:
             raise LaunchError(_("Only instructors can add activities to a course."), status=403)
         result = record_launch(message)
