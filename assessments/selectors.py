@@ -71,19 +71,25 @@ def current_version_id(placement: ResourceLink) -> int:
 
 
 @dataclass(frozen=True)
-class OptionContent:
+class LayoutOption:
+    """An option as stored in a version (``content.OptionContent`` is one as the quiz file
+    gives it): its id, its text in every language, whether it is the right one."""
+
     id: int
     text: dict[str, str]
     is_correct: bool
 
 
 @dataclass(frozen=True)
-class QuestionContent:
+class LayoutQuestion:
+    """A question as stored in a version (``content.QuestionContent`` is one as the quiz
+    file gives it), with its options."""
+
     id: int
     position: int
     text: dict[str, str]
     explanation: dict[str, str]
-    options: dict[int, OptionContent]  # by id, in authored order
+    options: dict[int, LayoutOption]  # by id, in authored order
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class VersionLayout:
     content in every language, as the attempt pages show it."""
 
     title: dict[str, str]
-    questions: tuple[QuestionContent, ...]
+    questions: tuple[LayoutQuestion, ...]
 
     @cached_property
     def option_ids(self) -> dict[int, tuple[int, ...]]:
@@ -116,7 +122,7 @@ def version_layout(version_id: int) -> VersionLayout:
     edited quiz file becomes a new version, and the admin shows versions read-only)."""
     layout = _layouts.get(version_id)
     if layout is None:
-        questions: dict[int, QuestionContent] = {}
+        questions: dict[int, LayoutQuestion] = {}
         title: dict[str, str] = {}
         rows = (
             Option.objects.filter(question__version_id=version_id)
@@ -127,14 +133,14 @@ def version_layout(version_id: int) -> VersionLayout:
             question = option.question
             title = question.version.title
             if question.pk not in questions:
-                questions[question.pk] = QuestionContent(
+                questions[question.pk] = LayoutQuestion(
                     id=question.pk,
                     position=question.position,
                     text=question.text,
                     explanation=question.explanation,
                     options={},
                 )
-            questions[question.pk].options[option.pk] = OptionContent(
+            questions[question.pk].options[option.pk] = LayoutOption(
                 id=option.pk, text=option.text, is_correct=option.is_correct
             )
         layout = VersionLayout(title, tuple(questions.values()))
