@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
+from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
+from django.db import connection
 from django.db.models import (
     Count,
     Exists,
@@ -244,8 +248,8 @@ class AttemptView:
 
 
 def attempts_of(user: User) -> QuerySet[Attempt]:
-    """Only the user's own attempts: every attempt page looks attempts up through this. The
-    pages of the answer loop need nothing joined (the version's content is its layout's)."""
+    """Only the user's own attempts: every attempt page looks attempts up through this or
+    through ``attempt_in_play``, which reads the same rows."""
     return Attempt.objects.filter(user=user)
 
 
@@ -254,12 +258,54 @@ def attempt_view(attempt: Attempt, language: str) -> AttemptView:
     what the student chose. Answers' correctness is only meaningful for answered
     questions; templates must not reveal it before. The content comes from the version's
     layout (read once per process); only the attempt's answers are read."""
+    answers = attempt.responses.order_by().values_list("question_id", "option_id", "is_correct")
+    return _attempt_view(attempt, answers, language)
+
+
+# The attempt and its answers, one row per answer (one row with no answer before the first).
+_ATTEMPT_IN_PLAY_SQL = """
+SELECT a.id, a.state, a.quiz_version_id, a.option_order::text, r.question_id, r.option_id,
+       r.is_correct
+FROM assessments_attempt a LEFT JOIN assessments_response r ON r.attempt_id = a.id
+WHERE a.public_id = %s AND a.user_id = %s
+"""
+_ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
+
+
+def attempt_in_play(user: User, public_id: UUID, language: str) -> AttemptView | None:
+    """``attempt_view`` of the user's attempt ``public_id`` (None when the user has none),
+    for the pages of the answer loop (the question and its feedback): one statement reads
+    the attempt and its answers, where the ORM took two and most of the page's time. The
+    attempt carries the fields those pages read; any other is read when first used."""
+    field = Attempt._meta.get_field("public_id")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _ATTEMPT_IN_PLAY_SQL, [field.get_db_prep_value(public_id, connection), user.pk]
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    attempt_id, state, version_id, option_order = rows[0][:4]
+    loaded = {
+        "id": attempt_id,
+        "public_id": public_id,
+        "user_id": user.pk,
+        "quiz_version_id": version_id,
+        "state": state,
+        "option_order": json.loads(option_order),
+    }
+    names = [name for name in _ATTNAMES if name in loaded]
+    attempt = Attempt.from_db(connection.alias, names, [loaded[name] for name in names])
+    answers = [(row[4], row[5], bool(row[6])) for row in rows if row[4] is not None]
+    return _attempt_view(attempt, answers, language)
+
+
+def _attempt_view(
+    attempt: Attempt, answers: Iterable[tuple[int, int, bool]], language: str
+) -> AttemptView:
     layout = version_layout(attempt.quiz_version_id)
     responses = {
-        question_id: (option_id, is_correct)
-        for question_id, option_id, is_correct in attempt.responses.order_by().values_list(
-            "question_id", "option_id", "is_correct"
-        )
+        question_id: (option_id, is_correct) for question_id, option_id, is_correct in answers
     }
     total = layout.question_count
     views = []

@@ -33,6 +33,13 @@ def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
     return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
 
 
+def _attempt_in_play(request: HttpRequest, public_id: Any) -> selectors.AttemptView:
+    view = selectors.attempt_in_play(request.user, public_id, get_language())
+    if view is None:
+        raise Http404("No such attempt of this user.")
+    return view
+
+
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
@@ -98,10 +105,9 @@ def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
 @require_GET
 @launch_required
 def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
-    attempt = _own_attempt(request, public_id)
-    if attempt.is_finished:
-        return redirect("assessments:summary", public_id=attempt.public_id)
-    view = selectors.attempt_view(attempt, get_language())
+    view = _attempt_in_play(request, public_id)
+    if view.attempt.is_finished:
+        return redirect("assessments:summary", public_id=public_id)
     return render(
         request,
         "assessments/question.html",
@@ -129,8 +135,8 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
 @require_GET
 @launch_required
 def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
-    attempt = _own_attempt(request, public_id)
-    view = selectors.attempt_view(attempt, get_language())
+    view = _attempt_in_play(request, public_id)
+    attempt = view.attempt
     question = view.question_at(position)
     if question is None:
         raise Http404(_("This quiz has no question %(position)s.") % {"position": position})
