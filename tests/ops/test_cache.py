@@ -1,0 +1,73 @@
+"""The Redis cache backend (ops.cache): Django's cache API over one Redis client, with the
+same stored format as Django's own Redis backend."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+
+from ops.cache import RedisCache
+
+
+@pytest.fixture
+def pair():
+    """This backend and Django's own on the same Redis and key prefix of their own."""
+    params = {"KEY_PREFIX": f"cache-test-{uuid.uuid4().hex[:8]}", "TIMEOUT": 60}
+    ours = RedisCache(settings.REDIS_URL, params)
+    django_cache = DjangoRedisCache(settings.REDIS_URL, params)
+    yield ours, django_cache
+    ours.delete_many(["a", "b", "c", "counter", "gone", "kept"])
+
+
+def test_entries_read_the_same_through_django_s_backend_and_this_one(pair):
+    ours, django_cache = pair
+    django_cache.set("a", {"session": [1, "two"]})
+    django_cache.set("counter", 41)
+    assert ours.get("a") == {"session": [1, "two"]}
+    assert ours.incr("counter") == 42
+    ours.set("b", ("tuple", 3.5))
+    assert django_cache.get("b") == ("tuple", 3.5)
+    assert django_cache.get("counter") == 42
+
+
+def test_the_cache_api_answers_as_django_s_does(pair):
+    ours, _ = pair
+    assert ours.get("a", "default") == "default"
+    assert ours.add("a", 1) is True
+    assert ours.add("a", 2) is False
+    assert ours.get("a") == 1
+    assert ours.has_key("a")
+    ours.set_many({"b": "bee", "c": True})
+    assert ours.get_many(["a", "b", "c", "missing"]) == {"a": 1, "b": "bee", "c": True}
+    assert ours.decr("a") == 0
+    with pytest.raises(ValueError, match="not found"):
+        ours.incr("missing")
+    ours.set("gone", "soon", timeout=0)  # zero deletes, as in Django
+    assert ours.get("gone") is None
+    ours.set("kept", "a while", timeout=30)
+    assert ours.touch("kept", None) is True
+    assert ours.delete("kept") is True
+    ours.delete_many(["a", "b"])
+    assert ours.get_many(["a", "b", "c"]) == {"c": True}
+
+
+def test_one_client_serves_every_call(pair, monkeypatch):
+    """redis-py's client is costly to build (its reply callbacks): it is built once per
+    cache object, not once per call as Django's backend does."""
+    ours, _ = pair
+    built = []
+    real_init = redis.Redis.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "__init__", counted)
+    ours.set("a", 1)
+    for _ in range(5):
+        ours.get("a")
+    assert built == []
