@@ -84,10 +84,23 @@ def _without_cached_user() -> None:
     CachedUserBackend.get_user = ModelBackend.get_user
 
 
+def _without_own_cache() -> None:
+    """Django's own Redis cache backend, which builds a Redis client per call, in place of
+    ops.cache's (one client per cache object; decision 44)."""
+    from django.conf import settings
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    config = settings.CACHES["default"]
+    params = {k: v for k, v in config.items() if k not in ("BACKEND", "LOCATION")}
+    caches["default"] = RedisCache(config["LOCATION"], params)
+
+
 # What --without turns off, in this process only: a measurement, not a setting.
 SHORTCUTS = {
     "sql-answer": _without_sql_answer,
     "cached-user": _without_cached_user,
+    "own-cache": _without_own_cache,
 }
 
 
@@ -105,7 +118,7 @@ def main() -> None:
         choices=sorted(SHORTCUTS),
         action="append",
         default=[],
-        help="measure with this shortcut of the answer loop off (decisions 24 and 25)",
+        help="measure with this shortcut of the answer loop off (decisions 24, 25 and 44)",
     )
     args = parser.parse_args()
     load.cache_private_keys()
