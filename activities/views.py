@@ -14,6 +14,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from lti import deep_link_relay
 from lti.access import grant_launch
 from lti.deep_linking import response_jwt
 from lti.dynamic_registration import tool_urls
@@ -85,6 +86,8 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         links = dict(request.session[DEEP_LINK_SESSION_KEY])
         links.pop(token, None)
         request.session[DEEP_LINK_SESSION_KEY] = links
+        if pending.get("return_channel"):
+            return _send_to_dialog(request, pending, signed)
         response = render(
             request,
             "lti/deep_link_return.html",
@@ -100,6 +103,24 @@ def deep_link(request: HttpRequest, token: str) -> HttpResponse:
         {"form": form},
         status=400 if form.is_bound else 200,
     )
+
+
+def _send_to_dialog(request: HttpRequest, pending: dict, signed: str) -> HttpResponse:
+    """This window was opened from the LMS dialog's iframe (a browser that blocks the tool's
+    cookie there): the answer goes back to that iframe, which posts it to the LMS, so the
+    LMS's return page runs in its dialog (lti.deep_link_relay)."""
+    if not deep_link_relay.deliver(
+        pending["return_channel"], return_url=pending["return_url"], jwt=signed
+    ):
+        return refuse(
+            request,
+            _(
+                "Your course's page stopped waiting for this choice: it was closed, or it "
+                "waited too long. Open the tool again from your course's activity picker."
+            ),
+            status=410,
+        )
+    return render(request, "lti/deep_link_sent.html")
 
 
 @require_POST

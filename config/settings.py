@@ -347,6 +347,8 @@ REST_FRAMEWORK = {
         "lti_login": os.environ.get("THROTTLE_LTI_LOGIN", "600/min"),
         "lti_launch": os.environ.get("THROTTLE_LTI_LAUNCH", "600/min"),
         "lti_registration": os.environ.get("THROTTLE_LTI_REGISTRATION", "10/min"),
+        # The LMS dialog's iframe asks every 2 s while a teacher picks in a new window.
+        "lti_relay": os.environ.get("THROTTLE_LTI_RELAY", "1200/min"),
         "demo": os.environ.get("THROTTLE_DEMO", "30/hour"),
     },
     # The client's address: REMOTE_ADDR, or with proxies in front, the address the
@@ -382,6 +384,9 @@ LTI_REGISTRATION_KEY = os.environ.get("LTI_REGISTRATION_KEY", "")
 LTI_REGISTRATION_FORM_SECONDS = int(os.environ.get("LTI_REGISTRATION_FORM_SECONDS", "1800"))
 LTI_CLOCK_SKEW_SECONDS = int(os.environ.get("LTI_CLOCK_SKEW_SECONDS", "30"))
 LTI_STATE_TTL_SECONDS = int(os.environ.get("LTI_STATE_TTL_SECONDS", "600"))
+# How long the LMS dialog's iframe waits for a deep-linking answer picked in a new window
+# (lti/deep_link_relay.py).
+LTI_DEEP_LINK_RELAY_SECONDS = int(os.environ.get("LTI_DEEP_LINK_RELAY_SECONDS", "600"))
 LTI_HTTP_CONNECT_TIMEOUT = float(os.environ.get("LTI_HTTP_CONNECT_TIMEOUT", "3.05"))
 LTI_HTTP_READ_TIMEOUT = float(os.environ.get("LTI_HTTP_READ_TIMEOUT", "10"))
 # The largest answer read from a platform (a roster page is the largest one expected).

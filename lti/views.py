@@ -14,9 +14,16 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
+    QueryDict,
+)
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import translation
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
@@ -26,7 +33,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from . import claims as c
-from . import handoff, oidc
+from . import deep_link_relay, handoff, oidc
 from .access import grant_launch, placement_in_launch
 from .course import course_side
 from .dynamic_registration import (
@@ -116,16 +123,7 @@ def login(request: HttpRequest) -> HttpResponse:
         # Inside the LMS page the browser may drop our cookie (third-party): the page checks
         # that it kept it before the platform's one-time login hint is spent, and if not
         # offers the same login in a new window, where the cookie is first-party.
-        response = render(
-            request,
-            "lti/login_check.html",
-            {
-                "auth_url": started.auth_url,
-                "login_params": [
-                    (name, params[name]) for name in oidc.LOGIN_PARAMS if params.get(name)
-                ],
-            },
-        )
+        response = _login_check(request, params, started.auth_url)
         response.set_cookie(
             COOKIE_CHECK,
             "1",
@@ -136,8 +134,35 @@ def login(request: HttpRequest) -> HttpResponse:
         # The new window's login redirects to the platform, which CSP's form-action checks.
         allow_form_action(response, started.auth_url)
     else:
+        if params.get(deep_link_relay.CHANNEL_FIELD):
+            # The new window opened from the LMS dialog: a deep-linking answer picked here
+            # goes back to the dialog's iframe.
+            deep_link_relay.bind(params[deep_link_relay.CHANNEL_FIELD], params, started.login.state)
         response = HttpResponseRedirect(started.auth_url)
     started.cookies.update_response(response)
+    return response
+
+
+def _login_check(request: HttpRequest, params: QueryDict, auth_url: str) -> HttpResponse:
+    """The login page inside the LMS iframe. Its new-window form repeats the platform's
+    login initiation and names a return channel, whose secret only this page holds: a
+    deep-linking answer picked in the new window comes back here (lti.deep_link_relay)."""
+    login_params = [(name, params[name]) for name in oidc.LOGIN_PARAMS if params.get(name)]
+    channel = deep_link_relay.open_channel(params)
+    held = None
+    if channel is not None:
+        login_params.append((deep_link_relay.CHANNEL_FIELD, channel.channel))
+        held = {
+            "channel": channel.channel,
+            "secret": channel.secret,
+            "status_url": reverse("lti:return-channel-status"),
+        }
+    response = render(
+        request,
+        "lti/login_check.html",
+        {"auth_url": auth_url, "login_params": login_params, "return_channel": held},
+    )
+    add_never_cache_headers(response)  # the channel's secret is for this page only
     return response
 
 
@@ -205,10 +230,16 @@ def launch(request: HttpRequest) -> HttpResponse:
             "deployment_id": message.deployment.deployment_id,
             "return_url": settings_claim["deep_link_return_url"],
             "data": settings_claim.get("data"),
+            # Set when the login came from the LMS dialog's iframe in a new window: the
+            # answer goes back to that iframe.
+            "return_channel": deep_link_relay.launched(
+                state, settings_claim["deep_link_return_url"]
+            ),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
         response = redirect(course_side().deep_linking_url(token))
     else:
+        deep_link_relay.launched(state, None)  # a dialog's iframe waiting on it stops
         landing = course_side().landing_url(result.placement, result.membership.role)
         if request.headers.get("Sec-Fetch-Dest") != "document":
             # Embedded (or unknown): the landing may arrive without its cookie.
@@ -284,6 +315,42 @@ def continue_in_window(request: HttpRequest, token: str) -> HttpResponse:
     response = HttpResponseRedirect(found.next_url)
     if found.language:
         _set_language_cookie(response, found.language)
+    return response
+
+
+@csrf_exempt  # the LMS dialog's iframe keeps no cookie of ours: the channel's secret is the proof
+@never_cache
+@require_POST
+def return_channel_status(request: HttpRequest) -> JsonResponse:
+    """Whether the deep-linking answer picked in the new window is ready for the iframe
+    holding the channel's secret (a wrong secret reads as an unknown channel: 404)."""
+    found = deep_link_relay.status(request.POST.get("channel", ""), request.POST.get("secret", ""))
+    status = 404 if found is deep_link_relay.Status.GONE else 200
+    return JsonResponse({"status": found.value}, status=status)
+
+
+@csrf_exempt  # as return_channel_status
+@xframe_options_exempt
+@never_cache
+@require_POST
+def return_channel_answer(request: HttpRequest) -> HttpResponse:
+    """The deep-linking answer, taken once by the iframe that holds the channel's secret,
+    which posts it to the LMS's return URL of the launch: the LMS's return page then runs
+    in its own dialog."""
+    answer = deep_link_relay.take(request.POST.get("channel", ""), request.POST.get("secret", ""))
+    if answer is None:
+        return refuse(
+            request,
+            _(
+                "This choice has expired or was sent to your course already. "
+                "Open the tool again from your course's activity picker."
+            ),
+            status=404,
+        )
+    response = render(
+        request, "lti/deep_link_return.html", {"return_url": answer.return_url, "jwt": answer.jwt}
+    )
+    allow_form_action(response, answer.return_url)  # the form posts to the LMS
     return response
 
 

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 
-from lti import oidc
+from lti import deep_link_relay, oidc
 from lti.models import LtiUser
 from lti.views import COOKIE_CHECK, RELAYED_FIELD
 from tests.lti_platform import ROLE
@@ -56,10 +56,11 @@ def test_a_framed_login_checks_the_cookie_and_offers_the_same_login_in_a_new_win
     state_cookies = [name for name in response.cookies if name.startswith("lti_state_")]
     assert len(state_cookies) == 1
     assert response.cookies[state_cookies[0]]["httponly"]
-    # The new window repeats the platform's login initiation, not our state.
-    assert _hidden_fields(response.content.decode()) == {
-        name: params[name] for name in oidc.LOGIN_PARAMS if name in params
-    }
+    # The new window repeats the platform's login initiation, not our state, and names the
+    # return channel of a deep-linking answer (its secret stays with this page).
+    fields = _hidden_fields(response.content.decode())
+    assert fields.pop(deep_link_relay.CHANNEL_FIELD)
+    assert fields == {name: params[name] for name in oidc.LOGIN_PARAMS if name in params}
     # Its redirect to the platform is allowed as a form's destination.
     assert platform.server.base in response["Content-Security-Policy"].split("form-action")[1]
 
