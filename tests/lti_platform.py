@@ -57,6 +57,8 @@ class PlatformServer:
     registration_reply: dict = field(default_factory=dict)
     requests: list = field(default_factory=list)
     registrations_received: list = field(default_factory=list)
+    # The deep-linking responses posted to /deep-link-return (their JWT).
+    deep_links_received: list = field(default_factory=list)
     # The auth endpoint, for browser tests: query params -> {"id_token", "state"} and the
     # URL to post them to.
     authorize: Any = None
@@ -110,6 +112,11 @@ class PlatformServer:
             def do_POST(self) -> None:  # noqa: N802
                 server.requests.append(("POST", self.path))
                 length = int(self.headers.get("Content-Length") or 0)
+                if self.path == "/deep-link-return":
+                    form = parse_qs(self.rfile.read(length).decode())
+                    server.deep_links_received.append(form.get("JWT", [""])[0])
+                    self._html(DEEP_LINK_RETURN)
+                    return
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self.path != "/register":
                     self._send(404, {"error": "not found"})
@@ -159,6 +166,12 @@ COURSE_PAGE = """<!doctype html><html lang="en"><head><title>Course</title></hea
     }
   });
 </script>
+<p id="content-returned" hidden>The activity was added to the course.</p>
+<script>
+  window.contentReturned = function () {
+    document.getElementById("content-returned").hidden = false;
+  };
+</script>
 <iframe name="tool" title="Checkpointing Lab" src="TOOL_LOGIN_URL" width="900" height="800"
   allow="clipboard-write"></iframe>
 </body></html>"""
@@ -176,6 +189,13 @@ REGISTRATION_DIALOG = """<!doctype html><html lang="en"><head><title>Register a 
 </script>
 <iframe title="Tool registration" src="TOOL_URL" width="800" height="500"></iframe>
 </body></html>"""
+
+# The platform's deep-linking return page, as Moodle's contentitem_return.php: it tells the
+# page that framed it (the course page's dialog) that the content came back; loaded in a
+# window of its own, it has no parent to tell.
+DEEP_LINK_RETURN = """<!doctype html><html lang="en"><head><title>Content added</title></head>
+<body><p>Content received.</p>
+<script>if (window.parent !== window) { window.parent.contentReturned(); }</script></body></html>"""
 
 AUTO_POST = """<!doctype html><html lang="en"><head><title>Launching</title></head><body>
 <form method="post" action="LAUNCH_URL"><input type="hidden" name="id_token" value="ID_TOKEN">

@@ -84,6 +84,28 @@ def test_embedded_deep_linking_continues_in_a_new_window(blocking_browser, moodl
     expect(window.get_by_role("button", name="Add to the course")).to_be_visible()
 
 
+def test_a_choice_made_in_the_new_window_reaches_the_platform_from_its_dialog(
+    blocking_browser, moodle, live_server
+):
+    """Moodle's return page calls its parent (the dialog) from the frame it is loaded in: the
+    answer picked in the new window must be posted from the dialog's iframe, not the window."""
+    answer_as(moodle, user_id="teacher-1", roles=[ROLE + "Instructor"], deep_link=True)
+    page, tool = course_page(blocking_browser, moodle, "teacher-1")
+    window = continue_in_new_window(blocking_browser, tool)
+    expect(tool.get_by_text("your choice comes back to this page")).to_be_visible()
+
+    window.locator("select[name=activity]").select_option("quiz:gradient-checkpointing")
+    window.locator("input[name=title]").fill("Checkpointing quiz, week 3")
+    window.get_by_role("button", name="Add to the course").click()
+
+    expect(window.get_by_text("You can close this window")).to_be_visible()
+    expect(page.get_by_text("The activity was added to the course.")).to_be_visible()
+    [signed] = moodle.server.deep_links_received
+    jwks = blocking_browser.request.get(f"{live_server.url}/lti/jwks/").json()
+    items = moodle.verify_deep_linking_response(signed, jwks)
+    assert [item["title"] for item in items] == ["Checkpointing quiz, week 3"]
+
+
 def test_a_cross_site_launch_over_http_in_a_new_window(blocking_browser, moodle, settings):
     """Moodle's "open in a new window" over plain HTTP: the state cookie is SameSite=Lax and
     the platform's cross-site form POST does not carry it; the launch goes on from the
