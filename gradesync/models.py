@@ -25,7 +25,7 @@ class GradeSync(models.Model):
     state = models.CharField(max_length=16, choices=SyncState.choices, default=SyncState.PENDING)
     tries = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
-    claimed_until = models.DateTimeField(
+    lease_until = models.DateTimeField(
         null=True, blank=True, help_text="A worker is delivering it until then."
     )
     last_status = models.PositiveIntegerField(null=True, blank=True)

@@ -49,7 +49,7 @@ def unsyncable_reason(placement: ResourceLink) -> str | None:
 
 
 # Deliveries are leased jobs (ops.jobs): the row is the truth, the message a reminder.
-DELIVERY = jobs.LeasedJob("gradesync.deliver_grade", GradeSync, lease_field="claimed_until")
+DELIVERY = jobs.LeasedJob("gradesync.deliver_grade", GradeSync, lease_field="lease_until")
 
 
 def _retry_policy() -> jobs.RetryPolicy:
@@ -144,8 +144,8 @@ def _lineitem_url(placement: ResourceLink) -> str:
 def _finish(sync: GradeSync, lease: datetime | None, **fields: object) -> bool:
     """Record the outcome if this worker still holds the row's lease; a worker that lost it
     (it ran past the lease and another took over) must not overwrite the newer outcome."""
-    fields["claimed_until"] = None
-    updated = GradeSync.objects.filter(pk=sync.pk, claimed_until=lease).update(**fields)
+    fields["lease_until"] = None
+    updated = GradeSync.objects.filter(pk=sync.pk, lease_until=lease).update(**fields)
     for name, value in fields.items():
         setattr(sync, name, value)
     return bool(updated)
@@ -169,7 +169,7 @@ def deliver(sync_id: int) -> str:
     sync = _claim(sync_id)
     if sync is None:
         return "skipped"
-    lease = sync.claimed_until
+    lease = sync.lease_until
     placement = ResourceLink.objects.select_related(
         "context__deployment__registration", "quiz__current_version"
     ).get(pk=sync.placement_id)
@@ -244,7 +244,7 @@ def requeue_due(limit: int = 1000) -> int:
     stuck_since = now - timedelta(seconds=settings.GRADESYNC_REQUEUE_SECONDS)
     due = (
         GradeSync.objects.filter(state=SyncState.PENDING, next_attempt_at__lte=stuck_since)
-        .filter(jobs.lease_is_free("claimed_until", now))
+        .filter(jobs.lease_is_free("lease_until", now))
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )
@@ -262,12 +262,12 @@ def retry_now(sync: GradeSync) -> bool:
     )
     if (
         row.state == SyncState.SYNCED
-        or (row.claimed_until is not None and row.claimed_until > now)
+        or (row.lease_until is not None and row.lease_until > now)
         or newer.exists()
     ):
         return False
     GradeSync.objects.filter(pk=row.pk).update(
-        state=SyncState.PENDING, next_attempt_at=now, claimed_until=None
+        state=SyncState.PENDING, next_attempt_at=now, lease_until=None
     )
     DELIVERY.send_on_commit(row.pk)
     return True

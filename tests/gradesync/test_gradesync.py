@@ -99,7 +99,7 @@ def test_transient_failures_retry_later_without_losing_the_grade(
     assert sync.state == SyncState.PENDING
     assert sync.tries == 1
     assert sync.last_error
-    assert sync.claimed_until is None
+    assert sync.lease_until is None
     assert sync.next_attempt_at > sync.created_at
     if mode == "429":  # the platform's Retry-After: 1 second
         delay = (sync.next_attempt_at - sync.created_at).total_seconds()
@@ -204,7 +204,7 @@ def test_a_killed_delivery_becomes_due_again_after_its_lease(synced_placement):
     assert claimed is not None
     assert services.requeue_due() == 0
     assert services.deliver(sync.pk) == "skipped"
-    GradeSync.objects.filter(pk=sync.pk).update(claimed_until=sync.created_at)
+    GradeSync.objects.filter(pk=sync.pk).update(lease_until=sync.created_at)
     assert services.deliver(sync.pk) == "synced"
 
 
