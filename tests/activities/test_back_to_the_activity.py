@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def lab_course(fake_lms):
+def synced_lab_placement(fake_lms):
     return graded_placement(fake_lms, small_lab())
 
 
@@ -32,33 +32,33 @@ def instructor_of(placement):
     return launched_client(membership)
 
 
-def test_retry_now_on_a_labs_failed_sync_returns_to_the_labs_page(lab_course, fake_lms):
-    learner = student(lab_course, "s1")
+def test_retry_now_on_a_labs_failed_sync_returns_to_the_labs_page(synced_lab_placement, fake_lms):
+    learner = student(synced_lab_placement, "s1")
     set_placement_grade(
         user=learner,
-        placement=lab_course,
+        placement=synced_lab_placement,
         fraction=Decimal("0.5"),
         score_maximum=Decimal(100),
         grading_method="highest",
         counted=1,
     )
-    lab_course.lineitem_url = fake_lms.url("/lineitems/999")  # the LMS refuses it
-    lab_course.save()
+    synced_lab_placement.lineitem_url = fake_lms.url("/lineitems/999")  # the LMS refuses it
+    synced_lab_placement.save()
     sync = GradeSync.objects.get()
     assert services.deliver(sync.pk) == "failed"
 
-    client = instructor_of(lab_course)
+    client = instructor_of(synced_lab_placement)
     response = client.post(reverse("gradesync:retry", args=[sync.pk]))
     assert response.status_code == 302
-    assert response["Location"] == reverse("labs:manage", args=[lab_course.pk])
+    assert response["Location"] == reverse("labs:manage", args=[synced_lab_placement.pk])
     assert client.get(response["Location"]).status_code == 200
     sync.refresh_from_db()
     assert sync.state == SyncState.PENDING
 
 
-def test_a_roster_refresh_from_a_lab_returns_to_the_labs_page(lab_course):
-    client = instructor_of(lab_course)
-    response = client.post(reverse("lti:roster-refresh", args=[lab_course.pk]))
+def test_a_roster_refresh_from_a_lab_returns_to_the_labs_page(synced_lab_placement):
+    client = instructor_of(synced_lab_placement)
+    response = client.post(reverse("lti:roster-refresh", args=[synced_lab_placement.pk]))
     assert response.status_code == 302
-    assert response["Location"] == reverse("labs:manage", args=[lab_course.pk])
+    assert response["Location"] == reverse("labs:manage", args=[synced_lab_placement.pk])
     assert client.get(response["Location"]).status_code == 200
