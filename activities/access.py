@@ -18,7 +18,7 @@ def member_placement(
     """The placement with the session's role in its course; refused unless this session
     was launched into that course, and not found when it places another kind than
     ``activity`` (a registry key: "quiz", "lab")."""
-    related = tuple(name for kind in registry.kinds() for name in kind.select_related)
+    related = ("placement", *(name for kind in registry.kinds() for name in kind.select_related))
     found = placement_in_launch(request, placement_id, related)
     if found is None:
         raise PermissionDenied(
@@ -27,7 +27,7 @@ def member_placement(
                 "from that course. Open it from your course in the LMS."
             )
         )
-    if activity is not None and not registry.kind(activity).places(found[0]):
+    if activity is not None and not registry.places(found[0], activity):
         raise Http404(
             _("This activity is not a %(kind)s.") % {"kind": registry.kind(activity).label}
         )

@@ -1,6 +1,55 @@
 from django.contrib import admin
+from django.db import transaction
 
-from .models import Grade, GradeChange, GradeOverride, Regrade
+from . import registry
+from .models import ChangeCause, Grade, GradeChange, GradeOverride, Placement, Regrade
+from .services import recompute_placement
+
+
+@admin.register(Placement)
+class PlacementAdmin(admin.ModelAdmin):
+    """What each resource link places and its policy. Links are placed by launches and deep
+    linking; here an administrator changes the policy, which regrades the placement at once
+    (as the instructor's settings page does)."""
+
+    list_display = [
+        "resource_link",
+        "context",
+        "kind",
+        "activity",
+        "max_attempts",
+        "grading_method",
+    ]
+    list_filter = ["kind"]
+    list_select_related = ["resource_link__context"]
+    search_fields = ["resource_link__title", "resource_link__resource_link_id"]
+    fields = ["resource_link", "kind", "activity", "max_attempts", "grading_method"]
+    readonly_fields = ["resource_link", "kind", "activity"]
+
+    @admin.display(description="course")
+    def context(self, placement: Placement) -> str:
+        return str(placement.resource_link.context)
+
+    @admin.display(description="activity")
+    def activity(self, placement: Placement) -> str:
+        try:
+            return registry.slug(placement.resource_link)
+        except registry.UnknownActivity:
+            return f"{placement.kind} (not installed)"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @transaction.atomic
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if form.changed_data:
+            recompute_placement(
+                placement=obj.resource_link, actor=request.user, cause=ChangeCause.SETTINGS
+            )
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

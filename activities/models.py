@@ -1,5 +1,6 @@
-"""The course side's records: every activity kind's grades, their overrides, regrades and
-the audit of each change. A placement's grading method is the course side's (every kind is
+"""The course side's records: what each resource link places and by which rules
+(``Placement``), every activity kind's grades, their overrides, regrades and the audit of
+each change. A placement's grading method is the course side's (every kind is
 graded by one of these methods). The grade tables kept their names when the models moved
 here from assessments (migration activities 0001)."""
 
@@ -13,6 +14,32 @@ class GradingMethod(models.TextChoices):
     LAST = "last", _("Last attempt")
     FIRST = "first", _("First attempt")
     AVERAGE = "average", _("Average of attempts")
+
+
+class Placement(models.Model):
+    """What the course placed at a resource link: the activity kind (its registry key; the
+    kind's own row, e.g. ``assessments.QuizPlacement``, says which activity) and the
+    placement's policy. The attempt limit and grading method default to the activity's
+    and can be set per placement (by deep linking or by the course's instructor)."""
+
+    resource_link = models.OneToOneField(
+        "lti.ResourceLink", on_delete=models.CASCADE, primary_key=True, related_name="placement"
+    )
+    kind = models.CharField(max_length=32, help_text="The activity kind's registry key.")
+    max_attempts = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Overrides the activity's limit of attempts (quiz) or runs (lab); 0: no limit.",
+    )
+    grading_method = models.CharField(
+        max_length=16,
+        choices=GradingMethod.choices,
+        blank=True,
+        help_text="Overrides the activity's grading method.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.resource_link_id}"
 
 
 class Grade(models.Model):

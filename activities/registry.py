@@ -2,7 +2,9 @@
 from each kind of activity a placement can hold.
 
 Each activity app (assessments: the quiz; labs: the labs) registers one ``ActivityKind`` in
-its AppConfig.ready(). Code outside an activity app asks the registry (``kind_of(link)``)
+its AppConfig.ready(). A placed resource link's ``activities.Placement`` stores its kind's
+key, and the kind's own row (``assessments.QuizPlacement``, ``labs.LabPlacement``) says
+which activity. Code outside an activity app asks the registry (``kind_of(link)``)
 instead of branching on quiz or lab, so a new kind is one registration: nothing in lti/,
 in grade sync or in the pages that list activities changes (docs/decisions.md).
 """
@@ -15,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.utils.functional import Promise
 
@@ -50,15 +53,13 @@ class ActivityKind:
     label: str | Promise
     # The AGS line item's tag for the LMS's gradebook column.
     line_item_tag: str
-    # Whether the resource link places an activity of this kind.
-    places: Callable[[ResourceLink], bool]
     # The activities an instructor can place, slug -> title in the current language.
     offered: Callable[[], dict[str, str]]
     # Every activity of the kind an instructor can place (the API's catalogue).
     catalogue: Callable[[], list[Any]]
     # The loaded activity with this slug, or None.
     find: Callable[[str], Any]
-    # Record that the (saved) resource link places the activity.
+    # Record, in the kind's own row, that the (saved) resource link places the activity.
     attach: Callable[[ResourceLink, Any], None]
     # The activity the link places.
     activity_of: Callable[[ResourceLink], Any]
@@ -85,7 +86,8 @@ class ActivityKind:
     tries: Callable[[ResourceLink, list[int]], dict[int, list[Any]]]
     # The management command that loads this kind's activities.
     load_command: str
-    # Relations of ResourceLink that pages of this kind read (fetched with the placement).
+    # Relations of ResourceLink that pages of this kind read (fetched with the placement;
+    # the course side's "placement" always is).
     select_related: tuple[str, ...] = ()
     # Deep linking: the kind's own fields of the picker, their cross-checks, and what the
     # content item carries for them.
@@ -135,11 +137,20 @@ def kind(key: str) -> ActivityKind:
 
 
 def kind_of(link: ResourceLink) -> ActivityKind:
-    """The kind of activity the resource link places."""
-    for candidate in _kinds.values():
-        if candidate.places(link):
-            return candidate
-    raise UnknownActivity(f"resource link {link.pk} places no registered activity")
+    """The kind of activity the resource link places: its Placement's stored key."""
+    try:
+        key = link.placement.kind
+    except ObjectDoesNotExist:
+        raise UnknownActivity(f"resource link {link.pk} places no activity") from None
+    return kind(key)
+
+
+def places(link: ResourceLink, key: str) -> bool:
+    """Whether the resource link places an activity of the kind ``key``."""
+    try:
+        return kind_of(link).key == key
+    except UnknownActivity:
+        return False
 
 
 def slug(link: ResourceLink) -> str:

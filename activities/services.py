@@ -20,7 +20,15 @@ from lti.models import ResourceLink
 from . import registry
 from .errors import ActivityNotLoaded, InvalidInput, PreviewOutdated
 from .grading import GRADE_DECIMALS, round_grade
-from .models import ChangeCause, Grade, GradeChange, GradeOverride, GradingMethod, Regrade
+from .models import (
+    ChangeCause,
+    Grade,
+    GradeChange,
+    GradeOverride,
+    GradingMethod,
+    Placement,
+    Regrade,
+)
 from .selectors import PlannedGrade, placement_score_maximum, regrade_plan
 from .signals import grade_changed
 
@@ -69,9 +77,10 @@ def place_activity(
             % {"command": known.get(key, "load_quiz")}
         )
     kind, placed = found
-    for name, value in attempt_policy_from_custom(custom).items():
-        setattr(link, name, value)
     link.save()
+    Placement.objects.create(
+        resource_link=link, kind=kind.key, **attempt_policy_from_custom(custom)
+    )
     kind.attach(link, placed)
     kind.placed_from_launch(link, custom)
     return kind
@@ -94,9 +103,11 @@ def update_placement(
     """An instructor changes the placement's title or its attempt policy (the caller
     recomputes the grades in the same transaction)."""
     placement.title = title
-    placement.max_attempts = max_attempts
-    placement.grading_method = grading_method
-    placement.save(update_fields=["title", "max_attempts", "grading_method"])
+    placement.save(update_fields=["title"])
+    policy = placement.placement
+    policy.max_attempts = max_attempts
+    policy.grading_method = grading_method
+    policy.save(update_fields=["max_attempts", "grading_method"])
     return placement
 
 

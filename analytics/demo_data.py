@@ -20,7 +20,7 @@ from django.utils import timezone
 from activities.grading import grade_fraction, round_grade
 from activities.models import Grade
 from assessments.models import Attempt, AttemptState, Response
-from assessments.selectors import attempt_policy
+from assessments.selectors import attempt_policy, placed_quiz
 from lti.demo_names import distinct_names
 from lti.models import Membership, ResourceLink, Role
 
@@ -53,7 +53,8 @@ def generate_demo_data(
     (``absent_share``), some take the quiz twice (``retake_share``). Written with bulk
     inserts (seconds for 20,000 students)."""
     rng = random.Random(seed)
-    questions = list(placement.quiz.current_version.questions.prefetch_related("options"))
+    quiz = placed_quiz(placement)
+    questions = list(quiz.current_version.questions.prefetch_related("options"))
     # Per question: difficulty, discrimination, and how attractive each wrong option is.
     profile = {
         q.pk: (
@@ -126,7 +127,7 @@ def generate_demo_data(
                 Attempt(
                     user=user,
                     placement=placement,
-                    quiz_version_id=placement.quiz.current_version_id,
+                    quiz_version_id=quiz.current_version_id,
                     number=number,
                     state=AttemptState.FINISHED,
                     language=language,
@@ -230,10 +231,11 @@ def generate_demo_lab_runs(
     from labs import execution
     from labs.models import LabRun, RunStatus
     from labs.runner.policies import policy_text
+    from labs.selectors import placed_lab
     from labs.services import ensure_reference, record_outcome
 
     rng = random.Random(seed)
-    lab = placement.lab
+    lab = placed_lab(placement)
     reference = ensure_reference(lab)  # computed once per lab, as for a student's run
     measured = []
     for policy in policies:

@@ -41,7 +41,7 @@ class PlacementFilter(django_filters.FilterSet):
 
 class AttemptFilter(django_filters.FilterSet):
     course = django_filters.NumberFilter(field_name="placement__context_id")
-    activity = django_filters.CharFilter(field_name="placement__quiz__slug")
+    activity = django_filters.CharFilter(field_name="placement__quiz_placement__quiz__slug")
     placement = django_filters.NumberFilter(field_name="placement_id")
     user = django_filters.NumberFilter(field_name="user_id")
     state = django_filters.ChoiceFilter(choices=AttemptState.choices)
@@ -55,7 +55,7 @@ class AttemptFilter(django_filters.FilterSet):
 
 class LabRunFilter(django_filters.FilterSet):
     course = django_filters.NumberFilter(field_name="placement__context_id")
-    activity = django_filters.CharFilter(field_name="placement__lab__slug")
+    activity = django_filters.CharFilter(field_name="placement__lab_placement__lab__slug")
     placement = django_filters.NumberFilter(field_name="placement_id")
     user = django_filters.NumberFilter(field_name="user_id")
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)

@@ -42,6 +42,18 @@ class PlacementSerializer(serializers.ModelSerializer):
     course = serializers.SerializerMethodField()
     activity = serializers.SerializerMethodField(help_text="The quiz's or the lab's slug.")
     activity_type = serializers.SerializerMethodField()
+    # The placement's policy is the course side's (activities.Placement).
+    max_attempts = serializers.IntegerField(
+        source="placement.max_attempts",
+        allow_null=True,
+        read_only=True,
+        help_text="Overrides the activity's limit of attempts or runs; 0: no limit.",
+    )
+    grading_method = serializers.CharField(
+        source="placement.grading_method",
+        read_only=True,
+        help_text="Overrides the activity's grading method; empty: the activity's.",
+    )
 
     class Meta:
         model = ResourceLink

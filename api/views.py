@@ -41,7 +41,7 @@ class ScopedViewSet(viewsets.GenericViewSet):
 
     def staff_placement(self, placement_id: int, *, write: bool) -> ResourceLink:
         placement = (
-            ResourceLink.objects.select_related("context", "quiz__current_version")
+            ResourceLink.objects.select_related("context", "placement")
             .filter(self.scope.contexts("context_id"), pk=placement_id)
             .first()
         )
@@ -94,7 +94,9 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
 
     def get_queryset(self):
         return ResourceLink.objects.filter(self.scope.contexts("context_id")).select_related(
-            "context", *(name for kind in registry.kinds() for name in kind.select_related)
+            "context",
+            "placement",
+            *(name for kind in registry.kinds() for name in kind.select_related),
         )
 
     def _placement_for_analytics(self, pk) -> ResourceLink:
@@ -114,7 +116,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     def analytics(self, request, pk=None):
         """The quiz dashboard's statistics (Moodle's definitions), for the course's staff."""
         placement = self._placement_for_analytics(pk)
-        if not registry.kind("quiz").places(placement):
+        if not registry.places(placement, "quiz"):
             raise ValidationError({"placement": "This is a lab; see its lab-analytics."})
         form = DashboardFilterForm(request.query_params or None)
         if form.is_bound and not form.is_valid():
@@ -127,7 +129,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     def lab_analytics(self, request, pk=None):
         """The lab dashboard's figures: runs, budget, failures, queue and device time."""
         placement = self._placement_for_analytics(pk)
-        if not registry.kind("lab").places(placement):
+        if not registry.places(placement, "lab"):
             raise ValidationError({"placement": "This is a quiz; see its analytics."})
         return ApiResponse(serializers.LabAnalyticsSerializer(lab_dashboard(placement)).data)
 

@@ -13,7 +13,7 @@ from activities.selectors import RegradePlan, Try
 from activities.texts import localized
 from lti.models import ResourceLink
 
-from .models import Attempt, Quiz, Response
+from .models import Attempt, Quiz, QuizPlacement, Response
 
 
 def _offered() -> dict[str, str]:
@@ -27,8 +27,13 @@ def _find(slug: str) -> Quiz | None:
 
 
 def _attach(link: ResourceLink, quiz: Quiz) -> None:
-    link.quiz = quiz
-    link.save(update_fields=["quiz"])
+    QuizPlacement.objects.create(resource_link=link, quiz=quiz)
+
+
+def _activity_of(link: ResourceLink) -> Quiz:
+    from .selectors import placed_quiz
+
+    return placed_quiz(link)
 
 
 def _score_maximum_of(quiz: Quiz) -> Decimal:
@@ -85,14 +90,13 @@ QUIZ = ActivityKind(
     key="quiz",
     label=_("quiz"),
     line_item_tag="quiz",
-    places=lambda link: link.quiz_id is not None,
     offered=_offered,
     catalogue=lambda: list(
         Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
     ),
     find=_find,
     attach=_attach,
-    activity_of=lambda link: link.quiz,
+    activity_of=_activity_of,
     slug_of=lambda quiz: quiz.slug,
     title_of=lambda quiz, language: localized(quiz.current_version.title, language),
     score_maximum_of=_score_maximum_of,
@@ -107,5 +111,5 @@ QUIZ = ActivityKind(
     tries=_tries,
     apply_plan=_apply_plan,
     load_command="load_quiz",
-    select_related=("quiz", "quiz__current_version"),
+    select_related=("quiz_placement__quiz__current_version",),
 )

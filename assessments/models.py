@@ -36,6 +36,22 @@ class Quiz(models.Model):
         return self.slug
 
 
+class QuizPlacement(models.Model):
+    """A resource link places this quiz (the course side's ``activities.Placement`` holds
+    the kind and the policy)."""
+
+    resource_link = models.OneToOneField(
+        "lti.ResourceLink",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="quiz_placement",
+    )
+    quiz = models.ForeignKey(Quiz, on_delete=models.PROTECT, related_name="placements")
+
+    def __str__(self) -> str:
+        return f"{self.quiz} at {self.resource_link_id}"
+
+
 class QuizVersion(models.Model):
     quiz = models.ForeignKey(Quiz, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()

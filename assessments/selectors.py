@@ -12,6 +12,7 @@ from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import (
@@ -54,9 +55,10 @@ from .models import (
 
 def placed_quiz(placement: ResourceLink) -> Quiz:
     """The quiz at ``placement``, for code that serves quiz placements only."""
-    if placement.quiz is None:
-        raise ValueError(f"the placement {placement.pk} is not a quiz's")
-    return placement.quiz
+    try:
+        return placement.quiz_placement.quiz
+    except ObjectDoesNotExist:
+        raise ValueError(f"the placement {placement.pk} is not a quiz's") from None
 
 
 def current_version(quiz: Quiz) -> QuizVersion:
@@ -179,11 +181,10 @@ class AttemptPolicy:
 def attempt_policy(placement: ResourceLink) -> AttemptPolicy:
     """The placement's own settings where it has them, else the quiz's defaults."""
     quiz = placed_quiz(placement)
+    policy = placement.placement
     return AttemptPolicy(
-        max_attempts=quiz.max_attempts
-        if placement.max_attempts is None
-        else placement.max_attempts,
-        grading_method=placement.grading_method or quiz.grading_method,
+        max_attempts=quiz.max_attempts if policy.max_attempts is None else policy.max_attempts,
+        grading_method=policy.grading_method or quiz.grading_method,
     )
 
 

@@ -244,7 +244,9 @@ def _record_next_answer(
                 return None
             position, finishes, attempt_id, placement_id, score = row
             if finishes:
-                placement = ResourceLink.objects.select_related("quiz").get(pk=placement_id)
+                placement = ResourceLink.objects.select_related(
+                    "placement", "quiz_placement__quiz"
+                ).get(pk=placement_id)
                 _finish_attempt(attempt_id, user=user, placement=placement, score=score, now=now)
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
@@ -257,7 +259,7 @@ def _record_answer_checked(
 ) -> Answered:
     attempt = (
         Attempt.objects.select_for_update(of=("self",))
-        .select_related("placement__quiz")
+        .select_related("placement__placement", "placement__quiz_placement__quiz")
         .get(public_id=attempt_public_id, user=user)
     )
     if attempt.is_finished:
@@ -391,17 +393,18 @@ def change_quiz_settings(
     changes how grades are computed (the method, the attempt limit, the quiz), every grade
     is recomputed at once, in the same transaction. Returns that recomputation, if any."""
     ResourceLink.objects.select_for_update().filter(pk=placement.pk).first()
-    before = (attempt_policy(placement), placement.quiz_id)
-    if placement.quiz_id != quiz.pk:
-        placement.quiz = quiz
-        placement.save(update_fields=["quiz"])
+    placed = placement.quiz_placement
+    before = (attempt_policy(placement), placed.quiz_id)
+    if placed.quiz_id != quiz.pk:
+        placed.quiz = quiz
+        placed.save(update_fields=["quiz"])
     update_placement(
         placement,
         title=title,
         max_attempts=max_attempts,
         grading_method=grading_method,
     )
-    if (attempt_policy(placement), placement.quiz_id) == before:
+    if (attempt_policy(placement), placed.quiz_id) == before:
         return None
     return recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
 
@@ -410,14 +413,18 @@ def change_quiz_settings(
 def change_quiz_defaults(quiz: Quiz, *, actor: User, **fields: object) -> list[Regrade]:
     """An administrator changes a quiz's default attempt limit or grading method; every
     placement that follows the defaults is regraded at once, as a placement's own change is."""
-    placements = list(ResourceLink.objects.filter(quiz=quiz).select_related("quiz"))
+    placements = list(
+        ResourceLink.objects.filter(quiz_placement__quiz=quiz).select_related(
+            "placement", "quiz_placement__quiz"
+        )
+    )
     before = {placement.pk: attempt_policy(placement) for placement in placements}
     for name, value in fields.items():
         setattr(quiz, name, value)
     quiz.save()
     regrades = []
     for placement in placements:
-        placement.quiz = quiz
+        placement.quiz_placement.quiz = quiz
         if attempt_policy(placement) != before[placement.pk]:
             regrades.append(
                 recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)

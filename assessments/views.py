@@ -74,7 +74,7 @@ def manage(request: HttpRequest, placement_id: int) -> HttpResponse:
     if request.method == "GET":
         policy = selectors.attempt_policy(found)
         initial = {
-            "quiz": found.quiz,
+            "quiz": selectors.placed_quiz(found),
             "title": found.title,
             "max_attempts": policy.max_attempts,
             "grading_method": policy.grading_method,

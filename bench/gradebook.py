@@ -33,6 +33,7 @@ def main() -> None:
     from activities.demo import enrol_demo_member
     from activities.models import Grade
     from activities.services import override_grade
+    from assessments.selectors import placed_quiz
     from assessments.services import change_quiz_settings
     from lti.models import Role
 
@@ -73,7 +74,7 @@ def main() -> None:
         regrade = change_quiz_settings(
             placement,
             actor=teacher.user,
-            quiz=placement.quiz,
+            quiz=placed_quiz(placement),
             title=placement.title,
             max_attempts=0,
             grading_method=method,

@@ -129,6 +129,7 @@ def prepare(env: dict[str, str], students: int):
     from django.contrib.sessions.backends.cached_db import SessionStore
     from django.core.management import call_command
 
+    from activities.services import place_activity
     from lti.access import SESSION_KEY
     from lti.models import Context, Membership, ResourceLink, Role
 
@@ -139,9 +140,8 @@ def prepare(env: dict[str, str], students: int):
 
     quiz = Quiz.objects.get()
     context = Context.objects.create(context_id="load-course", title="Load course")
-    placement = ResourceLink.objects.create(
-        context=context, resource_link_id="load", title="Load", quiz=quiz, max_attempts=0
-    )
+    placement = ResourceLink(context=context, resource_link_id="load", title="Load")
+    place_activity(placement, f"quiz:{quiz.slug}", {"max_attempts": "0"})
     questions = [
         (q.pk, q.options.order_by("position").first().pk)
         for q in quiz.current_version.questions.order_by("position")

@@ -171,7 +171,9 @@ def deliver(sync_id: int) -> str:
         return "skipped"
     lease = sync.lease_until
     placement = ResourceLink.objects.select_related(
-        "context__deployment__registration", "quiz__current_version"
+        "context__deployment__registration",
+        "placement",
+        *(name for kind in registry.kinds() for name in kind.select_related),
     ).get(pk=sync.placement_id)
     registration = placement.context.registration
     sub = LtiUser.objects.filter(user_id=sync.user_id).values_list("sub", flat=True).first()

@@ -17,7 +17,7 @@ from lti.models import ResourceLink
 
 from .forms import LAB_METHOD_LABELS, validate_moment
 from .grading import LAB_SCORE_MAXIMUM
-from .models import Lab, LabRun, LatePolicy
+from .models import Lab, LabPlacement, LabRun, LatePolicy
 
 SCHEDULE_FIELDS = ("opens_at", "due_at", "closes_at")
 CUSTOM_LATE_POLICY = "late_policy"
@@ -30,8 +30,13 @@ def _offered() -> dict[str, str]:
 
 
 def _attach(link: ResourceLink, lab: Lab) -> None:
-    link.lab = lab
-    link.save(update_fields=["lab"])
+    LabPlacement.objects.create(resource_link=link, lab=lab)
+
+
+def _activity_of(link: ResourceLink) -> Lab:
+    from .selectors import placed_lab
+
+    return placed_lab(link)
 
 
 def _moment(label) -> forms.DateTimeField:
@@ -134,12 +139,11 @@ LAB = ActivityKind(
     key="lab",
     label=_("lab"),
     line_item_tag="lab",
-    places=lambda link: link.lab_id is not None,
     offered=_offered,
     catalogue=lambda: list(Lab.objects.all()),
     find=lambda slug: Lab.objects.filter(slug=slug).first(),
     attach=_attach,
-    activity_of=lambda link: link.lab,
+    activity_of=_activity_of,
     slug_of=lambda lab: lab.slug,
     title_of=lambda lab, language: localized(lab.title, language),
     score_maximum_of=lambda _lab: Decimal(LAB_SCORE_MAXIMUM),
@@ -154,7 +158,7 @@ LAB = ActivityKind(
     tries=_tries,
     method_labels=LAB_METHOD_LABELS,
     load_command="load_labs",
-    select_related=("lab",),
+    select_related=("lab_placement__lab",),
     deep_link_fields=_deep_link_fields,
     clean_deep_link=_clean_deep_link,
     deep_link_item=_deep_link_item,

@@ -65,6 +65,22 @@ class Lab(models.Model):
         }
 
 
+class LabPlacement(models.Model):
+    """A resource link places this lab (the course side's ``activities.Placement`` holds
+    the kind and the policy)."""
+
+    resource_link = models.OneToOneField(
+        "lti.ResourceLink",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="lab_placement",
+    )
+    lab = models.ForeignKey(Lab, on_delete=models.PROTECT, related_name="placements")
+
+    def __str__(self) -> str:
+        return f"{self.lab} at {self.resource_link_id}"
+
+
 class LatePolicy(models.TextChoices):
     ACCEPT = "accept", _("Accept late runs at full credit")
     PENALTY = "penalty", _("Accept late runs with a penalty")

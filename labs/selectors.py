@@ -9,6 +9,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import models
 from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString, mark_safe
@@ -42,26 +43,28 @@ class LabRules:
 
 def placed_lab(placement: ResourceLink) -> Lab:
     """The lab at ``placement``, for code that serves lab placements only."""
-    if placement.lab is None:
-        raise ValueError(f"the placement {placement.pk} is not a lab's")
-    return placement.lab
+    try:
+        return placement.lab_placement.lab
+    except ObjectDoesNotExist:
+        raise ValueError(f"the placement {placement.pk} is not a lab's") from None
 
 
 def lab_policy(placement: ResourceLink) -> LabRules:
     """The lab's defaults, then what deep linking placed, then the instructor's schedule."""
     lab = placed_lab(placement)
     schedule = LabSchedule.objects.filter(pk=placement.pk).first() or LabSchedule()
+    placed = placement.placement
     return LabRules(
         opens_at=schedule.opens_at,
         due_at=schedule.due_at,
         closes_at=schedule.closes_at,
         max_runs=next(
             limit
-            for limit in (schedule.max_runs, placement.max_attempts, lab.max_runs)
+            for limit in (schedule.max_runs, placed.max_attempts, lab.max_runs)
             if limit is not None
         ),
         grading_method=schedule.grading_method
-        or (placement.grading_method if placement.grading_method in LAB_METHODS else "")
+        or (placed.grading_method if placed.grading_method in LAB_METHODS else "")
         or lab.grading_method,
         late_policy=LatePolicy(schedule.late_policy),
         late_penalty_percent=schedule.late_penalty_percent,

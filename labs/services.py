@@ -289,7 +289,7 @@ def _claim(run_id: int) -> LabRun | None:
     """Take the run if it is waiting and due, or if the lease of a worker that took it has
     run out (that worker died). Returns None when another worker has it or it is done."""
     return RUN.claim(
-        LabRun.objects.select_related("placement__lab").filter(
+        LabRun.objects.select_related("placement__lab_placement__lab").filter(
             pk=run_id, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)
         ),
         lease_seconds=settings.LAB_LEASE_SECONDS,

@@ -30,7 +30,7 @@ from .selectors import SubmissionWindow
 
 
 def _policy_form(placement: ResourceLink, data: Any = None) -> PolicyForm:
-    lab = placement.lab
+    lab = selectors.placed_lab(placement)
     return PolicyForm(data, blocks=lab.blocks, op_kinds=selectors.op_kinds_of(lab))
 
 
@@ -43,7 +43,7 @@ def _render_placement(
     estimate: selectors.PolicyEstimate | None = None,
     estimated: bool = False,
 ) -> HttpResponse:
-    lab = placement.lab
+    lab = selectors.placed_lab(placement)
     language = get_language()
     rules = selectors.lab_policy(placement)
     runs = list(selectors.runs_of(request.user, placement))
@@ -92,7 +92,7 @@ def estimate(request: HttpRequest, placement_id: int) -> HttpResponse:
             return JsonResponse({"errors": errors}, status=400)
         return _render_placement(request, found, role, form, status=400)
     policy = form.cleaned_data["policy"]
-    figures = selectors.policy_estimate(found.lab, policy)
+    figures = selectors.policy_estimate(selectors.placed_lab(found), policy)
     if not wants_json:
         return _render_placement(request, found, role, form, estimate=figures, estimated=True)
     return JsonResponse(
@@ -130,7 +130,9 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
     """A run's place in the queue, then its result; the student's own, or any run of a
     course where this session has the staff role."""
     run = get_object_or_404(
-        LabRun.objects.select_related("placement__lab", "placement__context", "user"),
+        LabRun.objects.select_related(
+            "placement__lab_placement__lab", "placement__context", "user"
+        ),
         public_id=public_id,
     )
     found = placement_in_launch(request, run.placement_id)
@@ -143,7 +145,7 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
     result = run.result or {}
     context = {
         "run": run,
-        "title": localized(run.placement.lab.title, get_language()),
+        "title": localized(selectors.placed_lab(run.placement).title, get_language()),
         "queue_position": selectors.queue_position(run),
         "report": selectors.run_report(run),
         "chart": run_chart(result) if result else None,
@@ -159,10 +161,11 @@ def run_page(request: HttpRequest, public_id: Any) -> HttpResponse:
 def _render_manage(
     request: HttpRequest, placement: ResourceLink, form: ScheduleForm, status: int = 200
 ) -> HttpResponse:
+    lab = selectors.placed_lab(placement)
     context = {
         "placement": placement,
-        "lab": placement.lab,
-        "title": localized(placement.lab.title, get_language()),
+        "lab": lab,
+        "title": localized(lab.title, get_language()),
         "form": form,
         "runs": selectors.placement_runs(placement)[:200],
     }

@@ -55,15 +55,12 @@ class ContextAdmin(admin.ModelAdmin):
 
 @admin.register(ResourceLink)
 class ResourceLinkAdmin(admin.ModelAdmin):
-    list_display = [
-        "title",
-        "resource_link_id",
-        "context",
-        "quiz",
-        "max_attempts",
-        "grading_method",
-    ]
-    list_select_related = ["context", "quiz"]
+    """The LTI claim only: what a link places, and by which rules, is the course side's
+    (activities' Placement admin)."""
+
+    list_display = ["title", "resource_link_id", "context", "created_at"]
+    search_fields = ["title", "resource_link_id"]
+    list_select_related = ["context"]
 
 
 @admin.register(Membership)

@@ -163,34 +163,11 @@ class Context(models.Model):
 
 class ResourceLink(models.Model):
     """One placement of an activity in a course (the LTI `resource_link` claim). What it
-    places is the course side's business (activities.registry); the quiz and lab columns
-    are still here until they move to the course side's own rows.
-
-    Attempt limit and grading method default to the activity's and can be set per
-    placement (by deep linking or by the course's instructor).
-    """
+    places, and by which rules, is the course side's business (``activities.Placement``)."""
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="resource_links")
     resource_link_id = models.CharField(max_length=255)
     title = models.CharField(max_length=255, blank=True)
-    quiz = models.ForeignKey(
-        "assessments.Quiz",
-        on_delete=models.PROTECT,
-        related_name="placements",
-        null=True,
-        blank=True,
-    )
-    lab = models.ForeignKey(
-        "labs.Lab", on_delete=models.PROTECT, related_name="placements", null=True, blank=True
-    )
-    max_attempts = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        help_text="Overrides the activity's limit of quiz attempts or lab runs; 0: no limit.",
-    )
-    grading_method = models.CharField(
-        max_length=16, blank=True, help_text="Overrides the activity's grading method."
-    )
     # From the launch's AGS endpoint claim: where grades go, and what we may do there.
     lineitem_url = models.URLField(max_length=500, blank=True)
     ags_lineitems_url = models.URLField(max_length=500, blank=True)

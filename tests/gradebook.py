@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
+from activities.services import place_activity
 from assessments.models import Quiz
 from labs.models import Lab
 from lti import claims as c
@@ -32,15 +33,17 @@ def graded_placement(
     context = Context.objects.create(
         deployment=deployment, context_id="course-1", title="DLS", nrps_url=lms.url("/memberships")
     )
-    return ResourceLink.objects.create(
+    is_quiz = isinstance(activity, Quiz)
+    link = ResourceLink(
         context=context,
         resource_link_id="rl-1",
-        title="Quiz" if isinstance(activity, Quiz) else "Lab",
-        **{"quiz" if isinstance(activity, Quiz) else "lab": activity},
+        title="Quiz" if is_quiz else "Lab",
         lineitem_url=lms.add_lineitem("rl-1") if lineitem else "",
         ags_lineitems_url=lms.url("/lineitems"),
         ags_scopes=c.TOOL_SCOPES if scopes is None else scopes,
     )
+    place_activity(link, f"{'quiz' if is_quiz else 'lab'}:{activity.slug}")
+    return link
 
 
 def student(placement: ResourceLink, sub: str):

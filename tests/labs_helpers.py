@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from activities.services import place_activity
 from labs.models import Lab
 from lti.models import Context, ResourceLink
 
@@ -27,6 +28,6 @@ def small_lab(slug: str = "tiny-chain", budget_units: int = 7, **fields) -> Lab:
 
 
 def lab_placement(context: Context, lab: Lab, resource_link_id: str = "lab-1") -> ResourceLink:
-    return ResourceLink.objects.create(
-        context=context, resource_link_id=resource_link_id, title="Lab", lab=lab
-    )
+    link = ResourceLink(context=context, resource_link_id=resource_link_id, title="Lab")
+    place_activity(link, f"lab:{lab.slug}")
+    return link

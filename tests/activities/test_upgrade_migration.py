@@ -1,7 +1,9 @@
 """The upgrade to the course side's app, on a database built by the migrations main had
 before it (assessments 0006, labs 0003, lti 0003, gradesync 0001, api 0002) and filled with
 real rows: every row and every link between them is still there afterwards, read through
-the models' new homes."""
+the models' new homes: the grades in activities, and what each resource link placed, and by
+which rules, in activities' Placement and the kinds' QuizPlacement and LabPlacement (the
+columns lti 0005 drops from ResourceLink)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,11 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from activities import registry
+from assessments.selectors import AttemptPolicy, attempt_policy
+from labs.selectors import lab_policy
+from lti.models import ResourceLink
 
 BEFORE = [
     ("assessments", "0006_grades_by_the_rounding_rule"),
@@ -117,7 +124,11 @@ def fill(apps) -> dict[str, int]:
         budget_bytes=1000, content_hash="h",
     )  # fmt: skip
     lab_link = model("lti", "ResourceLink").objects.create(
-        context=context, resource_link_id="rl-lab", lab=lab, max_attempts=5
+        context=context, resource_link_id="rl-lab", lab=lab, max_attempts=5, grading_method="last"
+    )
+    # A quiz placement that follows the quiz's defaults (no override of its own).
+    plain_link = model("lti", "ResourceLink").objects.create(
+        context=context, resource_link_id="rl-plain", quiz=quiz
     )
     model("labs", "LabSchedule").objects.create(placement=lab_link, due_at=now + timedelta(days=1))
     run = model("labs", "LabRun").objects.create(
@@ -132,7 +143,7 @@ def fill(apps) -> dict[str, int]:
         "user": user.pk, "quiz": quiz.pk, "quiz_link": quiz_link.pk, "attempt": attempt.pk,
         "grade": grade.pk, "override": override.pk, "change": change.pk,
         "regrade": regrade.pk, "sync": sync.pk, "lab": lab.pk, "lab_link": lab_link.pk,
-        "run": run.pk, "lab_grade": lab_grade.pk,
+        "run": run.pk, "lab_grade": lab_grade.pk, "plain_link": plain_link.pk,
     }  # fmt: skip
 
 
@@ -160,6 +171,7 @@ def test_the_upgrade_keeps_every_row_and_link():
     sync = model("gradesync", "GradeSync").objects.get(pk=ids["sync"])
     assert sync.grade_id == ids["grade"]
     assert sync.grade.score_given == Decimal("0.5")
+    assert sync.lease_until is None  # renamed from claimed_until (gradesync 0003)
 
     quiz_link = model("lti", "ResourceLink").objects.get(pk=ids["quiz_link"])
     assert quiz_link.lineitem_url == "https://lms.example.edu/lineitems/1"
@@ -175,6 +187,41 @@ def test_the_upgrade_keeps_every_row_and_link():
     assert run.placement_id == ids["lab_link"]
     assert run.score == Decimal("0.8")
     assert model("labs", "LabSchedule").objects.get(placement_id=ids["lab_link"]).due_at
+
+    # What each link placed, and its policy, moved to the course side and the kinds.
+    placements = model("activities", "Placement").objects
+    policies = {
+        row.resource_link_id: (row.kind, row.max_attempts, row.grading_method)
+        for row in placements.all()
+    }
+    assert policies == {
+        ids["quiz_link"]: ("quiz", 2, "average"),
+        ids["lab_link"]: ("lab", 5, "last"),
+        ids["plain_link"]: ("quiz", None, ""),
+    }
+    quiz_rows = model("assessments", "QuizPlacement").objects.values_list("pk", "quiz_id")
+    assert dict(quiz_rows) == {ids["quiz_link"]: ids["quiz"], ids["plain_link"]: ids["quiz"]}
+    lab_rows = model("labs", "LabPlacement").objects.values_list("pk", "lab_id")
+    assert dict(lab_rows) == {ids["lab_link"]: ids["lab"]}
+    assert model("lti", "ResourceLink").objects.get(pk=ids["lab_link"]).lab_runs.count() == 1
+    link_columns = {field.name for field in model("lti", "ResourceLink")._meta.get_fields()}
+    assert not link_columns & {"quiz", "lab", "max_attempts", "grading_method"}
+    # The code reads the upgraded rows: each link's kind, activity and rules in force.
+    links = ResourceLink.objects.select_related("placement")
+    quiz_link, lab_link, plain_link = (
+        links.get(pk=ids[name]) for name in ("quiz_link", "lab_link", "plain_link")
+    )
+    assert [registry.kind_of(link).key for link in (quiz_link, lab_link, plain_link)] == [
+        "quiz",
+        "lab",
+        "quiz",
+    ]
+    assert registry.slug(quiz_link) == "q"
+    assert registry.slug(lab_link) == "chain"
+    assert attempt_policy(quiz_link) == AttemptPolicy(max_attempts=2, grading_method="average")
+    assert attempt_policy(plain_link) == AttemptPolicy(max_attempts=3, grading_method="highest")
+    lab_rules = lab_policy(lab_link)
+    assert (lab_rules.max_runs, lab_rules.grading_method) == (5, "last")
 
     # The admin's permissions follow the grade models to their new app.
     content_types = model("contenttypes", "ContentType").objects

@@ -69,7 +69,7 @@ def test_instructors_own_attempts_are_left_out(placement_with_class):
 
 
 def test_a_wrong_option_chosen_more_than_the_key_is_flagged_on_the_page(placement_with_class):
-    question = placement_with_class.quiz.current_version.questions.get(position=4)
+    question = placement_with_class.quiz_placement.quiz.current_version.questions.get(position=4)
     key = question.options.get(is_correct=True)
     lure = question.options.filter(is_correct=False).order_by("position").last()
     # Three of the five choose the lure, one the key: the lure beats the key.
@@ -111,7 +111,7 @@ def test_a_wrong_option_chosen_more_than_the_key_is_flagged_on_the_page(placemen
 def test_the_top_third_choosing_a_wrong_option_more_than_the_bottom_is_flagged(
     placement_with_class,
 ):
-    question = placement_with_class.quiz.current_version.questions.get(position=1)
+    question = placement_with_class.quiz_placement.quiz.current_version.questions.get(position=1)
     lure = question.options.filter(is_correct=False).order_by("position").last()
     strongest = Attempt.objects.filter(placement=placement_with_class).order_by("-score").first()
     Response.objects.filter(attempt=strongest, question=question).update(

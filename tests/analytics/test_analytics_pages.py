@@ -124,7 +124,7 @@ def test_distractors_flags_languages_roster_and_time(dashboard_class):
     assert right.share_top_third > right.share_bottom_third
     # A wrong option chosen only by strong students is flagged.
     lure = next(o for o in q1.options if o.never_chosen)
-    question = placement.quiz.current_version.questions.get(position=1)
+    question = placement.quiz_placement.quiz.current_version.questions.get(position=1)
     Response.objects.filter(attempt__score__gte=7, question=question).update(
         option=question.options.get(key=lure.key), is_correct=False
     )

@@ -68,18 +68,20 @@ class World:
 
 
 def graded_placement_b(a, quiz):
+    from activities.services import place_activity
     from lti.models import Context, ResourceLink
 
     context = Context.objects.create(
         deployment=a.context.deployment, context_id="course-2", title="Other course"
     )
-    return ResourceLink.objects.create(
+    link = ResourceLink(
         context=context,
         resource_link_id="rl-b",
-        quiz=quiz,
         lineitem_url=a.lineitem_url,
         ags_scopes=a.ags_scopes,
     )
+    place_activity(link, f"quiz:{quiz.slug}")
+    return link
 
 
 def measured_run(user, placement, number: int = 1):

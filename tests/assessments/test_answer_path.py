@@ -235,7 +235,7 @@ def test_counted_flags_follow_the_last_and_the_highest_attempt(learner, placemen
         return Attempt.objects.create(
             user=learner,
             placement=placement,
-            quiz_version=placement.quiz.current_version,
+            quiz_version=placement.quiz_placement.quiz.current_version,
             number=number,
             state=AttemptState.FINISHED,
             language="en",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from activities.models import Grade, GradeChange, Regrade
+from activities.models import Grade, GradeChange, Placement, Regrade
 from analytics.demo_data import generate_demo_data
 from lti.models import ResourceLink
 from tests.analytics.test_browser_dashboard import launch_as
@@ -68,7 +68,7 @@ def test_instructor_overrides_and_regrades_from_the_grades_page(page, live_serve
     assert GradeChange.objects.filter(user_id=student_id).count() == 2
 
     # A method changed behind the page's back: the regrade's preview shows it, then does it.
-    ResourceLink.objects.filter(pk=placement.pk).update(grading_method="first")
+    Placement.objects.filter(pk=placement.pk).update(grading_method="first")
     page.get_by_role("link", name="Regrade all…").click()
     expect(page.locator("#regrade-summary")).to_be_visible()
     previewed = page.locator("#regrade-changes tbody tr").count()

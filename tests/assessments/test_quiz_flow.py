@@ -141,7 +141,7 @@ def test_accept_language_picks_russian_for_a_new_visitor(learner_client, placeme
 def test_grading_method_combines_attempts(
     learner_client, learner, placement, method, scores, expected
 ):
-    quiz = placement.quiz
+    quiz = placement.quiz_placement.quiz
     quiz.grading_method = method
     quiz.save()
     for score in scores:
@@ -153,7 +153,7 @@ def test_grading_method_combines_attempts(
 
 
 def test_attempt_limit_is_enforced_with_a_clear_message(learner_client, learner, placement):
-    quiz = placement.quiz
+    quiz = placement.quiz_placement.quiz
     quiz.max_attempts = 1
     quiz.save()
     answer_all(learner_client, start(learner_client, placement.pk), lambda _q: True)
@@ -182,12 +182,12 @@ def test_demo_entry_signs_in_a_new_learner_of_the_demo_course(client):
 
 
 def test_a_placement_in_another_course_is_refused(learner_client, quiz):
+    from activities.services import place_activity
     from lti.models import Context, ResourceLink
 
     other_course = Context.objects.create(context_id="other-course", title="Other course")
-    elsewhere = ResourceLink.objects.create(
-        context=other_course, resource_link_id="rl-2", title="Quiz", quiz=quiz
-    )
+    elsewhere = ResourceLink(context=other_course, resource_link_id="rl-2", title="Quiz")
+    place_activity(elsewhere, f"quiz:{quiz.slug}")
     for response in (
         learner_client.get(reverse("assessments:placement", args=[elsewhere.pk])),
         learner_client.post(reverse("assessments:start", args=[elsewhere.pk])),

@@ -27,9 +27,9 @@ def fact(html: str, name: str) -> str:
 
 @pytest.mark.usefixtures("learner")
 def test_review_figures_match_the_attempt(learner_client, placement):
-    placement.max_attempts = 2
-    placement.grading_method = "average"
-    placement.save()
+    placement.placement.max_attempts = 2
+    placement.placement.grading_method = "average"
+    placement.placement.save()
     first = start(learner_client, placement.pk)
     answer_all(learner_client, first, lambda _q: True)  # 8 of 8
     second = start(learner_client, placement.pk)
@@ -68,8 +68,8 @@ def test_review_figures_match_the_attempt(learner_client, placement):
     assert "Start another attempt" not in html  # two of two attempts used
     assert "You have used all your attempts." in html
 
-    placement.max_attempts = 3
-    placement.save()
+    placement.placement.max_attempts = 3
+    placement.placement.save()
     html = learner_client.get(url).content.decode()
     assert 'id="start-another"' in html
 

@@ -152,8 +152,8 @@ def test_a_newer_score_held_by_moodle_is_not_a_failure(synced_placement, fake_lm
 
 def test_changes_of_one_student_are_delivered_in_order(fake_lms, quiz):
     synced_placement = graded_placement(fake_lms, quiz)
-    synced_placement.grading_method = "last"
-    synced_placement.save()
+    synced_placement.placement.grading_method = "last"
+    synced_placement.placement.save()
     user = student(synced_placement, "s1")
     finish_attempt(user, synced_placement, correct=2)
     finish_attempt(user, synced_placement, correct=7)
@@ -255,8 +255,8 @@ def test_odd_retry_after_values_still_retry_within_the_maximum(
 
 def test_a_failed_delivery_lets_the_next_change_go(fake_lms, quiz):
     synced_placement = graded_placement(fake_lms, quiz)
-    synced_placement.grading_method = "last"
-    synced_placement.save()
+    synced_placement.placement.grading_method = "last"
+    synced_placement.placement.save()
     user = student(synced_placement, "s1")
     finish_attempt(user, synced_placement, correct=2)
     finish_attempt(user, synced_placement, correct=7)

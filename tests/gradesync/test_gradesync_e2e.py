@@ -44,8 +44,8 @@ def test_every_grade_change_reaches_the_lms_exactly_once_through_failures(
 
     reconnect = send_through(deliver_grade, redis.url, monkeypatch)  # this process's too
     placement = graded_placement(fake_lms, quiz)
-    placement.grading_method = "last"
-    placement.save()
+    placement.placement.grading_method = "last"
+    placement.placement.save()
 
     worker = Supervised(lambda: start_worker("celery", env, pool="threads", concurrency=4, log=log))
     beat = Supervised(lambda: start_beat(tmp_path / "beat-schedule", env, log=log))

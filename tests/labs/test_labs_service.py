@@ -100,8 +100,8 @@ def test_a_submitted_run_is_measured_graded_and_queued_for_the_gradebook(fake_lm
 def test_a_run_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed, lab_members):
     learner, _ = lab_members
     # A valid policy, but the lab's model is broken: the runner refuses the run (exit 2).
-    placed.lab.blocks = 0
-    placed.lab.save()
+    placed.lab_placement.lab.blocks = 0
+    placed.lab_placement.lab.save()
     run = LabRun.objects.create(
         placement=placed,
         user=learner.user,
@@ -608,7 +608,11 @@ def test_the_runner_receives_exactly_the_text_the_service_validated(placed, lab_
     policy = {"kind": "boundaries", "segments": segments}
     run = submit(placed, learner.user, policy)
     command = execution.runner_command(
-        placed.lab.model_spec(), policy_text(run.policy), placed.lab.budget_bytes, "cpu", 1
+        placed.lab_placement.lab.model_spec(),
+        policy_text(run.policy),
+        placed.lab_placement.lab.budget_bytes,
+        "cpu",
+        1,
     )
     assert command[command.index("--policy") + 1] == policy_text(policy)
     # A text within the limit only with its spaces removed is validated in that form.
@@ -625,7 +629,7 @@ def test_a_run_is_graded_against_the_labs_stored_reference(placed, lab_members):
     run = submit(placed, learner.user, {"kind": "segments", "size": 4})
     done = services.execute_run(run.pk)
     assert done.status == RunStatus.SUCCEEDED, done.error
-    lab = placed.lab
+    lab = placed.lab_placement.lab
     lab.refresh_from_db()
     reference = lab.reference
     assert reference["budget_bytes"] == lab.budget_bytes

@@ -112,7 +112,9 @@ def test_the_estimate_of_a_selective_policy_in_a_transformer_is_what_the_runner_
         budget_bytes=10**7,
     )
     # The op kinds the workbench offers are the ones the reference found the model runs.
-    reference = placement.lab.__class__.objects.get(pk=placement.lab.pk).reference
+    reference = placement.lab_placement.lab.__class__.objects.get(
+        pk=placement.lab_placement.lab.pk
+    ).reference
     ran = max((p["policy"]["save"] for p in reference["selective"]), key=len)
     assert set(ran) == set(MODEL_OP_KINDS["transformer"])
     for form in (

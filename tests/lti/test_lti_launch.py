@@ -53,7 +53,7 @@ def test_instructor_launch_lands_on_the_dashboard(client, platform):
     saved = client.post(
         reverse("assessments:manage", args=[placement.pk]),
         {
-            "quiz": placement.quiz.pk,
+            "quiz": placement.quiz_placement.quiz.pk,
             "title": "Week 3 quiz",
             "max_attempts": "2",
             "grading_method": "last",
@@ -61,7 +61,11 @@ def test_instructor_launch_lands_on_the_dashboard(client, platform):
     )
     assert saved.status_code == 302
     placement.refresh_from_db()
-    assert (placement.title, placement.max_attempts, placement.grading_method) == (
+    assert (
+        placement.title,
+        placement.placement.max_attempts,
+        placement.placement.grading_method,
+    ) == (
         "Week 3 quiz",
         2,
         "last",
@@ -88,8 +92,8 @@ def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
     assert "Select a valid choice" in html
     assert "This field is required" in html
     placement.refresh_from_db()
-    assert placement.max_attempts is None
-    assert placement.grading_method == ""
+    assert placement.placement.max_attempts is None
+    assert placement.placement.grading_method == ""
 
 
 @pytest.mark.parametrize(
@@ -189,4 +193,4 @@ def test_a_placement_created_by_deep_linking_carries_its_settings(client, platfo
     }
     launch(client, platform, custom=custom)
     placement = ResourceLink.objects.get()
-    assert (placement.max_attempts, placement.grading_method) == (3, "average")
+    assert (placement.placement.max_attempts, placement.placement.grading_method) == (3, "average")

@@ -81,7 +81,7 @@ def test_deep_linking_round_trip_is_verified_by_the_platform(client, platform):
     student = Client()
     launch(student, platform, resource_link_id="new-link", custom=items[0]["custom"])
     placement = ResourceLink.objects.get(resource_link_id="new-link")
-    assert (placement.max_attempts, placement.grading_method) == (2, "highest")
+    assert (placement.placement.max_attempts, placement.placement.grading_method) == (2, "highest")
     # The selection is used once.
     assert client.post(response["Location"], {"activity": "quiz:x"}).status_code == 404
 
@@ -116,8 +116,9 @@ def test_a_lab_is_placed_by_deep_linking_and_launches_into_the_lab(client, platf
     student = Client()
     landed = launch(student, platform, resource_link_id="lab-link", custom=item["custom"])
     placement = ResourceLink.objects.get(resource_link_id="lab-link")
-    assert placement.lab == lab
-    assert placement.quiz is None
+    assert placement.lab_placement.lab == lab
+    assert placement.placement.kind == "lab"
+    assert not hasattr(placement, "quiz_placement")
     assert urlsplit(landed["Location"]).path == f"/lab/{placement.pk}/"
     rules = lab_policy(placement)
     assert (rules.max_runs, rules.grading_method) == (4, "last")

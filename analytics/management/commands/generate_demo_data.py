@@ -38,7 +38,7 @@ class Command(BaseCommand):
             raise CommandError("--students must be between 1 and 200000")
         try:
             target = (
-                ResourceLink.objects.get(pk=placement, quiz__isnull=False)
+                ResourceLink.objects.get(pk=placement, quiz_placement__isnull=False)
                 if placement
                 else ensure_demo_placement()
             )

@@ -19,10 +19,6 @@ def _attach(link: ResourceLink, exercise: Exercise) -> None:
     ExercisePlacement.objects.create(resource_link=link, exercise=exercise)
 
 
-def _places(link: ResourceLink) -> bool:
-    return link.pk is not None and ExercisePlacement.objects.filter(resource_link=link).exists()
-
-
 def _activity_of(link: ResourceLink) -> Exercise:
     return ExercisePlacement.objects.select_related("exercise").get(resource_link=link).exercise
 
@@ -59,7 +55,6 @@ EXERCISE = ActivityKind(
     key="exercise",
     label="exercise",
     line_item_tag="exercise",
-    places=_places,
     offered=lambda: {
         exercise.slug: localized(exercise.title, "en") for exercise in Exercise.objects.all()
     },
