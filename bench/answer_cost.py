@@ -2,6 +2,7 @@
 process without contention.
 
     python -m bench.answer_cost [--students 20] [--attempts 100] [--launches 200] [--profile KIND]
+                           [--queries KIND]
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
@@ -13,7 +14,8 @@ load benchmark's ceiling, starting an attempt, the question page, an answer that
 finish the attempt, the last answer, the feedback page, the summary, and the three requests
 of a launch, each also in trivial views; then the whole loop per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
-name contains TEXT. docs/benchmarks.md records the output.
+name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request.
+docs/benchmarks.md records the output.
 """
 
 from __future__ import annotations
@@ -104,6 +106,21 @@ SHORTCUTS = {
 }
 
 
+def _print_profile_and_queries(
+    profile: cProfile.Profile | None, last_queries: dict[str, list[str]]
+) -> None:
+    if profile is not None:
+        # Where the time goes (cumulative: views, selectors, templates, the ORM), then what
+        # costs by itself.
+        for order, lines in (("cumulative", 60), ("tottime", 25)):
+            report = io.StringIO()
+            pstats.Stats(profile, stream=report).sort_stats(order).print_stats(lines)
+            print(report.getvalue())
+    for kind, sql in last_queries.items():
+        print(f"\nthe SQL of the last {kind!r}:")
+        print("\n".join(f"  {number}. {text}" for number, text in enumerate(sql, start=1)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=20)
@@ -111,6 +128,11 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=200, help="launches timed")
     parser.add_argument(
         "--profile", metavar="KIND", help="cProfile the requests whose kind contains this text"
+    )
+    parser.add_argument(
+        "--queries",
+        metavar="KIND",
+        help="print the SQL of the last request whose kind contains this",
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument(
@@ -142,6 +164,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = defaultdict(list)
     statements: dict[str, list[int]] = defaultdict(list)
     profile = cProfile.Profile(time.process_time)
+    last_queries: dict[str, list[str]] = {}
 
     def timed(kind: str, *request) -> dict:
         with CaptureQueriesContext(connection) as queries:
@@ -152,6 +175,8 @@ def main() -> None:
             profile.disable()
             cpu[kind].append(time.process_time() - started)
         statements[kind].append(len(queries.captured_queries))
+        if args.queries and args.queries in kind:
+            last_queries[kind] = [query["sql"] for query in queries.captured_queries]
         assert status[:3] in ("200", "302"), (kind, status)
         return headers
 
@@ -227,13 +252,7 @@ def main() -> None:
     )
     per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
     print(f"per launch, its three requests (medians): {per_launch * 1000:.2f} ms")
-    if args.profile:
-        # Where the time goes (cumulative: views, selectors, templates, the ORM), then what
-        # costs by itself.
-        for order, lines in (("cumulative", 60), ("tottime", 25)):
-            report = io.StringIO()
-            pstats.Stats(profile, stream=report).sort_stats(order).print_stats(lines)
-            print(report.getvalue())
+    _print_profile_and_queries(profile if args.profile else None, last_queries)
 
 
 if __name__ == "__main__":
