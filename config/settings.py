@@ -362,6 +362,8 @@ AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_CLIENT_IP_CALLABLE = "ops.throttling.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "ops.throttling.admin_locked_out"
+# Axes for password sign-ins only: a launch has no password to count (ops.signin).
+AXES_HANDLER = "ops.signin.PasswordSignInHandler"
 SPECTACULAR_SETTINGS = {
     "TITLE": "Checkpointing Lab grading API",
     "DESCRIPTION": "Attempts, responses, grades, overrides, regrades and rosters, per course.",

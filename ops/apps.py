@@ -11,3 +11,6 @@ class OpsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import signals  # noqa: F401 (connects the Celery signal handlers)
+        from .signin import connect
+
+        connect()

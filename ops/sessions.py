@@ -12,12 +12,16 @@ web process is WSGI, so only the synchronous ``load`` and ``save`` are bounded.
 from __future__ import annotations
 
 from django.contrib.sessions.backends import cached_db
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError
 from django.contrib.sessions.backends.db import SessionStore as DBStore
+from django.utils.crypto import get_random_string
 
 CACHE_SECONDS = 300
 
 
 class SessionStore(cached_db.SessionStore):
+    _unstored = False
+
     def load(self) -> dict:
         data = self._cache.get(self.cache_key)
         if data is not None:
@@ -31,5 +35,34 @@ class SessionStore(cached_db.SessionStore):
         return data
 
     def save(self, must_create: bool = False) -> None:
+        if self._unstored:
+            self._unstored = False
+            try:
+                self._store(must_create=True)
+            except CreateError:
+                self.create()  # the key was taken after all: a new one
+            return
+        self._store(must_create)
+
+    def _store(self, must_create: bool) -> None:
         DBStore.save(self, must_create)
         self._cache.set(self.cache_key, self._session, min(self.get_expiry_age(), CACHE_SECONDS))
+
+    def cycle_key(self) -> None:
+        """Signing someone in, Django stores their session empty under a new key (so that
+        no key known before can be used after) and then stores it again with its data: two
+        writes. A session that was never stored has no such key: it gets its new key now
+        and is stored once, when the request ends."""
+        self._get_session()  # a key that names no stored session is forgotten here
+        if self._session_key is not None:
+            super().cycle_key()
+            return
+        self._session_key = self._get_new_session_key()
+        self._unstored = True
+        self.modified = True
+
+    def _get_new_session_key(self) -> str:
+        """A new key without asking the cache and the database whether it is taken: 32
+        characters of 36 do not repeat, and the insert that stores a new session refuses a
+        taken key (create() then draws again)."""
+        return get_random_string(32, VALID_KEY_CHARS)

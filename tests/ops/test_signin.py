@@ -1,0 +1,87 @@
+"""A launch's sign-in writes its session once and nothing for django-axes; a password
+sign-in keeps axes' records and an exact last_login; a stored session still gets a new key
+at sign-in (ops.signin, ops.sessions)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from axes.models import AccessLog
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from lti.models import LtiUser
+from tests.lti_platform import launch
+
+pytestmark = pytest.mark.django_db
+
+
+def _statements_on(queries: CaptureQueriesContext, table: str) -> list[str]:
+    return [query["sql"] for query in queries.captured_queries if f'"{table}"' in query["sql"]]
+
+
+def test_a_launch_stores_its_new_session_once_and_writes_nothing_for_axes(platform):
+    client = Client()
+    with CaptureQueriesContext(connection) as queries:
+        response = launch(client, platform, user_id="one-write")
+    assert response.status_code == 302, response.content.decode()[:500]
+    session_statements = _statements_on(queries, "django_session")
+    assert len(session_statements) == 1, session_statements
+    assert session_statements[0].startswith("INSERT")
+    assert not [q for q in queries.captured_queries if "axes_" in q["sql"]]
+    assert not AccessLog.objects.exists()
+    key = client.cookies["sessionid"].value
+    stored = Session.objects.get(session_key=key).get_decoded()
+    user = LtiUser.objects.get(sub="one-write").user
+    assert stored["_auth_user_id"] == str(user.pk)
+    assert user.last_login is not None  # the first sign-in records it
+
+
+def test_a_passwordless_sign_in_keeps_last_login_to_the_hour(platform):
+    launch(Client(), platform, user_id="hourly")
+    user = LtiUser.objects.get(sub="hourly").user
+    first = user.last_login
+    with CaptureQueriesContext(connection) as queries:
+        assert launch(Client(), platform, user_id="hourly").status_code == 302
+    assert not [q for q in queries.captured_queries if q["sql"].startswith('UPDATE "auth_user"')]
+    user.refresh_from_db()
+    assert user.last_login == first
+    get_user_model().objects.filter(pk=user.pk).update(
+        last_login=timezone.now() - timedelta(hours=2)
+    )
+    assert launch(Client(), platform, user_id="hourly").status_code == 302
+    user.refresh_from_db()
+    assert timezone.now() - user.last_login < timedelta(minutes=1)
+
+
+def test_a_password_sign_in_keeps_axes_records_and_an_exact_last_login():
+    admin = get_user_model().objects.create_superuser("admin", "a@example.com", "s3cret-pass")
+    admin.last_login = timezone.now() - timedelta(minutes=5)
+    admin.save()
+    client = Client()
+    response = client.post(
+        "/admin/login/?next=/admin/", {"username": "admin", "password": "s3cret-pass"}
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    assert AccessLog.objects.filter(username="admin").count() == 1
+    admin.refresh_from_db()
+    assert timezone.now() - admin.last_login < timedelta(minutes=1)
+
+
+def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
+    client = Client()
+    session = client.session
+    session["before"] = "launch"
+    session.save()
+    before = session.session_key
+    assert launch(client, platform, user_id="fixation").status_code == 302
+    after = client.cookies["sessionid"].value
+    assert after != before
+    assert not Session.objects.filter(session_key=before).exists()
+    assert Session.objects.get(session_key=after).get_decoded()["before"] == "launch"
+
