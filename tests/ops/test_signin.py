@@ -84,4 +84,3 @@ def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
     assert after != before
     assert not Session.objects.filter(session_key=before).exists()
     assert Session.objects.get(session_key=after).get_decoded()["before"] == "launch"
-
