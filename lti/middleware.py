@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -23,13 +24,26 @@ from django.http import HttpRequest, HttpResponse
 
 from .models import Registration
 
-# Kept per process, and checked on every request against a version in the shared cache
-# that any process bumps when a registration changes: a new platform may frame the tool
-# (e.g. its deep-linking picker) at once, in every process. The minute bounds how stale a
-# process can be while the cache is unreachable.
+# Kept per process. A registration saved or deleted (by any process, a command included)
+# bumps a version in the shared cache, which each process reads at most once every
+# VERSION_CHECK_SECONDS rather than on every response (a cache read per page was as costly
+# as the rest of the page's cache work): a new platform may frame the tool (e.g. its
+# deep-linking picker) at once in the process that registered it and within that second in
+# every other. The minute bounds how stale a process can be while the cache is unreachable.
+VERSION_CHECK_SECONDS = 1.0
 MEMO_SECONDS = 60
 REGISTRATIONS_VERSION_KEY = "lti:registrations:version"
-_memo: dict[str, tuple[object, float, list[str]]] = {}
+
+
+@dataclass
+class _Origins:
+    version: object
+    check_after: float  # when to read the version again
+    expires: float
+    origins: list[str]
+
+
+_memo: dict[str, _Origins] = {}
 
 
 def _origin(url: str) -> str | None:
@@ -38,10 +52,14 @@ def _origin(url: str) -> str | None:
 
 
 def frame_ancestors() -> list[str]:
-    version = cache.get(REGISTRATIONS_VERSION_KEY)
+    now = time.monotonic()
     memo = _memo.get("origins")
-    if memo and memo[0] == version and memo[1] > time.monotonic():
-        return memo[2]
+    if memo and now < memo.check_after:
+        return memo.origins
+    version = cache.get(REGISTRATIONS_VERSION_KEY)
+    if memo and memo.version == version and now < memo.expires:
+        memo.check_after = min(now + VERSION_CHECK_SECONDS, memo.expires)
+        return memo.origins
     found = set(settings.LTI_FRAME_ANCESTORS)
     try:
         registered = list(
@@ -49,11 +67,14 @@ def frame_ancestors() -> list[str]:
         )
     except DatabaseError:
         # The database is down: keep what was known (the probes must still answer).
-        return memo[2] if memo else sorted(found)
+        return memo.origins if memo else sorted(found)
     for issuer, login_url in registered:
         found.update(filter(None, (_origin(issuer), _origin(login_url))))
     origins = sorted(found)
-    _memo["origins"] = (version, time.monotonic() + MEMO_SECONDS, origins)
+    expires = now + MEMO_SECONDS
+    _memo["origins"] = _Origins(
+        version, min(now + VERSION_CHECK_SECONDS, expires), expires, origins
+    )
     return origins
 
 

@@ -2,8 +2,8 @@
 objects), which answers as a miss when Redis is down instead of failing the request.
 
 Django's own Redis backend builds a new ``redis.Redis`` for every call (60–85 µs here of
-redis-py setting up its reply callbacks, three times on every page of a launched session:
-the session, the user and the framing origins' version). This backend is Django's documented
+redis-py setting up its reply callbacks, twice on every page of a launched session: the
+session and the user). This backend is Django's documented
 custom-backend API (``BaseCache``) over one client: the same keys, timeouts and values as
 Django's (integers stored as themselves so that ``incr`` is Redis's, anything else pickled),
 so entries written by either read the same.

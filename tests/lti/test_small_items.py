@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from lti.middleware import VERSION_CHECK_SECONDS
 from lti.models import Role
 from tests.quiz_helpers import launched_client
 from tests.workers import _env
@@ -85,12 +87,14 @@ def test_the_roster_time_ends_its_sentence_once(learner_membership):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_registration_made_in_another_process_may_frame_the_tool_at_once(client):
+def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_second(client):
     """The origins allowed to frame the tool are kept per process: a platform registered by
-    another process (the one that served the registration) frames the next page here, not a
-    minute later."""
+    another process (the one that served the registration) frames the pages here once this
+    process has read the registrations' version again (at most a second), not a minute
+    later."""
     before = client.get("/")["Content-Security-Policy"]
     assert "https://moodle.example.edu" not in before
+    registered_from = time.monotonic()
 
     subprocess.run(
         [
@@ -110,5 +114,30 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_at_once(clien
         timeout=120,
     )
 
+    time.sleep(max(0.0, registered_from + VERSION_CHECK_SECONDS - time.monotonic()))
     after = client.get("/")["Content-Security-Policy"]
     assert "frame-ancestors 'self' https://moodle.example.edu" in after
+
+
+@pytest.mark.django_db
+def test_the_registrations_version_is_read_at_most_once_a_second(client, monkeypatch):
+    """Pages do not each read the shared version of the registrations (a cache round trip
+    per response): a process reads it again only after VERSION_CHECK_SECONDS."""
+    from lti import middleware
+
+    middleware._memo.clear()
+    reads = []
+    real_get = middleware.cache.get
+
+    def counted(key, *args, **kwargs):
+        if key == middleware.REGISTRATIONS_VERSION_KEY:
+            reads.append(time.monotonic())
+        return real_get(key, *args, **kwargs)
+
+    monkeypatch.setattr(middleware.cache, "get", counted)
+    for _ in range(5):
+        client.get("/")
+    assert len(reads) == 1
+    middleware._memo["origins"].check_after = time.monotonic()  # the second has passed
+    client.get("/")
+    assert len(reads) == 2
