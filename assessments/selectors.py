@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
@@ -105,6 +105,8 @@ class VersionLayout:
 
     title: dict[str, str]
     questions: tuple[LayoutQuestion, ...]
+    # version_texts, by language: kept as long as the layout is
+    texts: dict[str, VersionTexts] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def option_ids(self) -> dict[int, tuple[int, ...]]:
@@ -154,6 +156,58 @@ def version_layout(version_id: int) -> VersionLayout:
             _layouts[version_id] = layout
             _versions_of_questions.update(dict.fromkeys(questions, version_id))
     return layout
+
+
+@dataclass(frozen=True)
+class QuestionTexts:
+    """A question of a version in one language, as the attempt pages show it."""
+
+    id: int
+    position: int
+    text: str
+    explanation: str
+    option_ids: list[int]  # authored order
+    option_texts: dict[int, str]
+    correct_option_ids: frozenset[int]
+
+
+@dataclass(frozen=True)
+class VersionTexts:
+    """A version's title and questions in one language."""
+
+    title: str
+    questions: tuple[QuestionTexts, ...]
+
+
+def version_texts(version_id: int, language: str) -> VersionTexts:
+    """The version's content in ``language`` (each text falling back as ``localized`` does),
+    made once per process and language from its layout: the pages of the answer loop show
+    it on every request, and a version never changes."""
+    layout = version_layout(version_id)
+    texts = layout.texts.get(language)
+    if texts is None:
+        texts = VersionTexts(
+            title=localized(layout.title, language),
+            questions=tuple(
+                QuestionTexts(
+                    id=question.id,
+                    position=question.position,
+                    text=localized(question.text, language),
+                    explanation=localized(question.explanation, language),
+                    option_ids=list(question.options),
+                    option_texts={
+                        option.id: localized(option.text, language)
+                        for option in question.options.values()
+                    },
+                    correct_option_ids=frozenset(
+                        option.id for option in question.options.values() if option.is_correct
+                    ),
+                )
+                for question in layout.questions
+            ),
+        )
+        layout.texts[language] = texts
+    return texts
 
 
 def is_last_question(question_id: int) -> bool:
@@ -216,22 +270,57 @@ class QuestionView:
         return next((option for option in self.options if option.chosen), None)
 
 
-@dataclass(frozen=True)
 class AttemptView:
-    attempt: Attempt
-    title: str
-    questions: list[QuestionView]
+    """An attempt's questions in the reader's language, with what the student chose; each
+    question's view is built when a page asks for it (the question and feedback pages show
+    one, the summary all)."""
+
+    def __init__(
+        self, attempt: Attempt, texts: VersionTexts, answers: dict[int, tuple[int, bool]]
+    ) -> None:
+        self.attempt = attempt
+        self.title = texts.title
+        self._texts = texts
+        self._answers = answers  # question id -> (chosen option id, whether right)
+
+    @cached_property
+    def questions(self) -> list[QuestionView]:
+        return [self._question_view(question) for question in self._texts.questions]
 
     @property
     def answered_count(self) -> int:
-        return sum(question.answered for question in self.questions)
+        return len(self._answers)
 
     @property
     def current_question(self) -> QuestionView | None:
-        return next((question for question in self.questions if not question.answered), None)
+        question = next((q for q in self._texts.questions if q.id not in self._answers), None)
+        return None if question is None else self._question_view(question)
 
     def question_at(self, position: int) -> QuestionView | None:
-        return next((q for q in self.questions if q.position == position), None)
+        question = next((q for q in self._texts.questions if q.position == position), None)
+        return None if question is None else self._question_view(question)
+
+    def _question_view(self, question: QuestionTexts) -> QuestionView:
+        order = self.attempt.option_order.get(str(question.id), question.option_ids)
+        chosen_id, answered_correctly = self._answers.get(question.id, (None, None))
+        return QuestionView(
+            id=question.id,
+            position=question.position,
+            total=len(self._texts.questions),
+            text=question.text,
+            options=[
+                OptionView(
+                    id=option_id,
+                    text=question.option_texts[option_id],
+                    is_correct=option_id in question.correct_option_ids,
+                    chosen=chosen_id == option_id,
+                )
+                for option_id in order
+            ],
+            explanation=question.explanation,
+            answered=chosen_id is not None,
+            answered_correctly=answered_correctly,
+        )
 
     @property
     def percent(self) -> Decimal | None:
@@ -304,36 +393,8 @@ def attempt_in_play(user: User, public_id: UUID, language: str) -> AttemptView |
 def _attempt_view(
     attempt: Attempt, answers: Iterable[tuple[int, int, bool]], language: str
 ) -> AttemptView:
-    layout = version_layout(attempt.quiz_version_id)
-    responses = {
-        question_id: (option_id, is_correct) for question_id, option_id, is_correct in answers
-    }
-    total = layout.question_count
-    views = []
-    for question in layout.questions:
-        order = attempt.option_order.get(str(question.id), list(question.options))
-        chosen_id, answered_correctly = responses.get(question.id, (None, None))
-        views.append(
-            QuestionView(
-                id=question.id,
-                position=question.position,
-                total=total,
-                text=localized(question.text, language),
-                options=[
-                    OptionView(
-                        id=option_id,
-                        text=localized(question.options[option_id].text, language),
-                        is_correct=question.options[option_id].is_correct,
-                        chosen=chosen_id == option_id,
-                    )
-                    for option_id in order
-                ],
-                explanation=localized(question.explanation, language),
-                answered=chosen_id is not None,
-                answered_correctly=answered_correctly,
-            )
-        )
-    return AttemptView(attempt=attempt, title=localized(layout.title, language), questions=views)
+    chosen = {question_id: (option_id, right) for question_id, option_id, right in answers}
+    return AttemptView(attempt, version_texts(attempt.quiz_version_id, language), chosen)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from activities.demo import enrol_demo_member
+from activities.texts import localized
 from assessments import selectors, services
 from assessments.errors import AnswerConflict
 from assessments.models import Attempt, AttemptState, Question
@@ -201,6 +202,32 @@ def test_a_version_layout_is_read_once_and_in_order(quiz):
     # A version whose questions are not visible yet is read again next time.
     assert selectors.version_layout(version.pk + 1000).question_count == 0
     assert version.pk + 1000 not in selectors._layouts
+
+
+@pytest.mark.django_db
+def test_a_version_s_texts_are_made_once_per_language_from_its_layout(quiz):
+    version = quiz.current_version
+    selectors._layouts.pop(version.pk, None)
+    with CaptureQueriesContext(connection) as queries:
+        english = selectors.version_texts(version.pk, "en")
+        assert selectors.version_texts(version.pk, "en") is english
+        russian = selectors.version_texts(version.pk, "ru")
+    assert len(queries.captured_queries) == 1  # the layout's
+    assert russian is not english
+    first = version.questions.order_by("position").first()
+    options = list(first.options.order_by("position"))
+    for language, texts in (("en", english), ("ru", russian)):
+        assert texts.title == localized(version.title, language)
+        assert texts.questions[0].text == localized(first.text, language)
+        assert texts.questions[0].explanation == localized(first.explanation, language)
+        assert texts.questions[0].option_ids == [option.pk for option in options]
+        assert texts.questions[0].option_texts == {
+            option.pk: localized(option.text, language) for option in options
+        }
+        assert texts.questions[0].correct_option_ids == {o.pk for o in options if o.is_correct}
+    # Dropping the layout drops its texts: the two are read again together.
+    selectors._layouts.pop(version.pk, None)
+    assert selectors.version_texts(version.pk, "en") is not english
 
 
 @pytest.mark.django_db
