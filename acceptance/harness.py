@@ -224,6 +224,10 @@ class Moodle:
             page.goto(f"{self.url}/my/")
             if "/login/" not in page.url:
                 return page  # signed in already (Moodle sends the signed-out to its login)
+            # Moodle's script replaces the password field with a copy of its HTML once it
+            # has rendered the show-password toggle (core/togglesensitive): a password typed
+            # before that is lost, and the empty one reads "Invalid login".
+            page.wait_for_function(LOGIN_FORM_READY)
             page.fill("#username", username)
             page.fill("#password", self.settings.password)
             try:
@@ -239,6 +243,17 @@ class Moodle:
 
     def user(self, username: str) -> dict:
         return self.site["users"][username]
+
+
+# Moodle's page is ready as its Behat tests wait for it (the document complete, no pending
+# JavaScript), and the login form's show-password toggle is in place when the page asks for one.
+LOGIN_FORM_READY = """() => {
+  if (document.readyState !== "complete") return false;
+  const pending = typeof M === "object" && M.util && M.util.pending_js;
+  if (pending && pending.length) return false;
+  const toggled = [...document.scripts].some((s) => s.textContent.includes("core/togglesensitive"));
+  return !toggled || document.querySelector(".toggle-sensitive-btn") !== null;
+}"""
 
 
 # The tool's processes --------------------------------------------------------------------
