@@ -126,8 +126,14 @@ def _verify_signature(
         raise LaunchError(
             _("The launch is missing the %(claim)r claim."), claim=error.claim
         ) from error
+    except jwt.InvalidAudienceError as error:
+        raise LaunchError(_("The launch is not addressed to this tool (aud).")) from error
+    except jwt.InvalidIssuerError as error:
+        raise LaunchError(_("The launch's issuer (iss) is not its registration's.")) from error
     except jwt.InvalidTokenError as error:
-        raise LaunchError(_("The launch token is invalid: %(error)s."), error=str(error)) from error
+        # PyJWT's reason is English: the operator's log has it, the person a translated one.
+        logger.info("launch token refused by PyJWT: %s", error)
+        raise LaunchError(_("The launch token is invalid.")) from error
 
 
 def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
@@ -233,6 +239,37 @@ def claimed_locale(id_token: str) -> str:
     return str(presentation.get("locale") or "") if isinstance(presentation, dict) else ""
 
 
+# What pylti1p3's message validators refuse (their English text) in this tool's words, so a
+# refusal reads in the launch's language. Most cannot happen after _check_message; those
+# that can are the deep-linking settings' types and targets.
+LIBRARY_REASONS = {
+    "Must have a user (sub)": _("The launch does not identify the user (sub)."),
+    "Incorrect version, expected 1.3.0": _("The launch's LTI version is not 1.3.0."),
+    "Missing Roles Claim": _("The launch has no roles claim."),
+    "Missing Resource Link Id": _("The launch has no resource link id."),
+    "Missing Deep Linking Settings": _("The deep-linking request has no deep-linking settings."),
+    "Missing Deep Linking Return URL": _("The deep-linking request has no deep_link_return_url."),
+    "Must support resource link placement types": _(
+        "The deep-linking request does not accept LTI resource links (accept_types), the only "
+        "content this tool places."
+    ),
+    "Must support a presentation type": _(
+        "The deep-linking request accepts no presentation target "
+        "(accept_presentation_document_targets)."
+    ),
+    "Invalid message type": _("The launch has no message type."),
+    "Unrecognized message type": _("The launch's message type is not one this tool handles."),
+}
+
+
+def _library_refusal(error: LtiException) -> LaunchError:
+    reason = LIBRARY_REASONS.get(str(error))
+    if reason is None:
+        logger.warning("pylti1p3 refused a launch for a reason not translated here: %s", error)
+        return LaunchError(_("The launch is not a valid LTI message."))
+    return LaunchError(reason)
+
+
 class ToolMessageLaunch(DjangoMessageLaunch):
     """pylti1p3's message launch, each step hardened where the library is weaker than this
     tool's checks: the state is the login's record, used once, and proven by its cookie or
@@ -273,9 +310,7 @@ class ToolMessageLaunch(DjangoMessageLaunch):
             )
         except LtiException as error:
             self._validated = False
-            raise LaunchError(
-                _("The launch is not a valid LTI message: %(reason)s"), reason=str(error)
-            ) from error
+            raise _library_refusal(error) from error
         except Exception:
             self._validated = False
             raise
