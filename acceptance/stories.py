@@ -41,6 +41,7 @@ class State:
     quiz_cmid: int | None = None
     lab_cmid: int | None = None
     cross_cmid: int | None = None
+    picked_in_window: int = 0  # deep-linking choices made in the tool's own window
     quiz_scores: dict[str, float] = field(default_factory=dict)  # username -> score shown
     lab_scores: dict[str, float] = field(default_factory=dict)  # username -> percent shown
     finished_at: dict[tuple[str, str], float] = field(default_factory=dict)  # (title, user)
@@ -254,6 +255,7 @@ class Stories:
             picker = opened.value
             self.record.pages.append(picker)
             _wait_for_tool(picker, "select[name=activity]", "the picker in a new window")
+            self.state.picked_in_window += 1
         activity = picker.locator("select[name=activity]")
         values = activity.locator("option").evaluate_all("(options) => options.map((o) => o.value)")
         wanted = next((v for v in values if v.startswith(choice)), None)
@@ -470,11 +472,19 @@ class Stories:
         if not self.state.cross_type_id:
             raise Skipped("no tool registered on the other site")
         page = self.login(self.blocking_context("teacher"), "teacher")
+        windows = self.state.picked_in_window
         quiz = self.add_by_deep_linking(page, self.state.cross_type_id, "quiz:", CROSS_TITLE)
         self.state.cross_cmid = quiz["cmid"]
+        where = (
+            "picked in the tool's new window, the answer posted from Moodle's dialog"
+            if self.state.picked_in_window > windows
+            else "picked in Moodle's dialog"
+        )
+        if not quiz["gradeitem"] or quiz["gradeitem"]["grademax"] != 8:
+            raise StepFailed(f"quiz grade item {quiz['gradeitem']} (expected out of 8); {where}")
         return (
-            f"teacher added '{CROSS_TITLE}' (cm {quiz['cmid']}) by deep linking"
-            " with third-party cookies blocked"
+            f"teacher added '{CROSS_TITLE}' (cm {quiz['cmid']}, grade item out of 8) by deep"
+            f" linking with third-party cookies blocked: {where}"
         )
 
     def step_cross_site_launch(self) -> str:
