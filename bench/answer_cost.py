@@ -2,7 +2,7 @@
 process without contention.
 
     python -m bench.answer_cost [--students 20] [--attempts 100] [--launches 200] [--profile KIND]
-                           [--queries KIND]
+                           [--queries KIND] [--parts] [--without SHORTCUT]
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
@@ -14,7 +14,8 @@ load benchmark's ceiling, starting an attempt, the question page, an answer that
 finish the attempt, the last answer, the feedback page, the summary, and the three requests
 of a launch, each also in trivial views; then the whole loop per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
-name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request.
+name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
+the mean CPU time of the template, the attempt's statement, the session and the user.
 docs/benchmarks.md records the output.
 """
 
@@ -98,6 +99,51 @@ def _without_own_cache() -> None:
     caches["default"] = RedisCache(config["LOCATION"], params)
 
 
+# The pages whose parts --parts times.
+PARTS_OF = ("the question page", "the feedback page")
+
+
+def _timed_parts(kind_now: list[str]) -> dict[str, list[float]]:
+    """CPU time of the parts of the PARTS_OF pages (``kind_now[0]`` is the kind of request
+    being served), wrapped in timers in this process (--parts)."""
+    import django.template.backends.django as templates
+
+    from assessments import selectors
+    from lti import backends, middleware
+    from ops import sessions
+
+    parts: dict[str, list[float]] = defaultdict(list)
+    for owner, name, label in (
+        (templates.Template, "render", "the template"),
+        (selectors, "attempt_in_play", "the attempt's statement and its view"),
+        (sessions.SessionStore, "load", "the session (cache)"),
+        (backends.CachedUserBackend, "get_user", "the user (cache)"),
+        (middleware, "frame_ancestors", "the framing origins"),
+    ):
+        real = getattr(owner, name)
+
+        def timed(*args, _real=real, _label=label, **kwargs):
+            if kind_now[0] not in PARTS_OF:
+                return _real(*args, **kwargs)
+            started = time.process_time()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                parts[_label].append(time.process_time() - started)
+
+        setattr(owner, name, timed)
+    return parts
+
+
+def _print_parts(parts: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+    if not parts:
+        return
+    print(f"\nparts of {' and '.join(PARTS_OF)}, CPU ms (mean per page)")
+    pages = sum(len(cpu[kind]) for kind in PARTS_OF)
+    for label, times in parts.items():
+        print(f"  {label}: {sum(times) / pages * 1000:.3f}")
+
+
 # What --without turns off, in this process only: a measurement, not a setting.
 SHORTCUTS = {
     "sql-answer": _without_sql_answer,
@@ -134,6 +180,11 @@ def main() -> None:
         metavar="KIND",
         help="print the SQL of the last request whose kind contains this",
     )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="time the parts of the pages (template, statement, session, user) as well",
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument(
         "--without",
@@ -159,6 +210,8 @@ def main() -> None:
 
     for name in args.without:
         SHORTCUTS[name]()
+    kind_now = [""]
+    parts = _timed_parts(kind_now) if args.parts else {}
     call = wsgi_caller(application, args.port)
     csrf = secrets.token_hex(16)
     cpu: dict[str, list[float]] = defaultdict(list)
@@ -167,6 +220,7 @@ def main() -> None:
     last_queries: dict[str, list[str]] = {}
 
     def timed(kind: str, *request) -> dict:
+        kind_now[0] = kind
         with CaptureQueriesContext(connection) as queries:
             started = time.process_time()
             if args.profile and args.profile in kind:
@@ -221,6 +275,7 @@ def main() -> None:
         attempt(number)
         launch(number)
     cpu.clear(), statements.clear()
+    parts.clear()
     for number in range(args.attempts):
         attempt(number % args.students)
         for _ in range(len(questions)):
@@ -252,6 +307,7 @@ def main() -> None:
     )
     per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
     print(f"per launch, its three requests (medians): {per_launch * 1000:.2f} ms")
+    _print_parts(parts, cpu)
     _print_profile_and_queries(profile if args.profile else None, last_queries)
 
 
