@@ -1,36 +1,47 @@
-"""LTI Advantage service calls: OAuth2 client-credentials tokens (signed JWT assertion,
-cached until shortly before they expire), Assignment and Grade Services 2.0 scores and
-line items, and Names and Role Provisioning Services 2.0 rosters.
+"""LTI Advantage service calls through pylti1p3's service classes: OAuth2 client-credentials
+tokens (the library's signed JWT assertion, cached here until shortly before they expire),
+Assignment and Grade Services 2.0 scores and line items (``AssignmentsGradesService``) and
+Names and Role Provisioning Services 2.0 rosters (``NamesRolesProvisioningService``).
 
-Every call has connect and read timeouts. Failures are sorted for the caller:
-``PlatformUnavailable`` (5xx, 429, timeouts, dropped connections: try again later, with
-the platform's Retry-After when it gives one), ``PlatformRefused`` (a 4xx that retrying will
-not fix, with the platform's reason) and ``ScoreOutdated`` (Moodle's 409: it already holds a
-newer score)."""
+What the library leaves open is ours, through its extension points (decision 8): its
+``ServiceConnector`` gets a requests session whose every call goes through lti.http (the
+outbound policy, connect and read timeouts, no redirects, a size limit), tokens cached in
+the cache by the platform's ``expires_in`` under a key that names the registration (several
+may share an issuer), one fresh token and one more try on a 401, only the platform's own
+http(s) service URLs called, and failures sorted for the caller: ``PlatformUnavailable``
+(5xx, 429, timeouts, dropped connections: try again later, with the platform's Retry-After
+when it gives one), ``PlatformRefused`` (a 4xx that retrying will not fix, with the
+platform's reason) and ``ScoreOutdated`` (Moodle's 409: it already holds a newer score)."""
 
 from __future__ import annotations
 
 import email.utils
 import hashlib
+import json
 import logging
 import re
-import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import jwt
 import requests
 from django.core.cache import cache
+from pylti1p3.assignments_grades import AssignmentsGradesService
+from pylti1p3.exception import LtiException, LtiServiceException
+from pylti1p3.grade import Grade
+from pylti1p3.lineitem import LineItem
+from pylti1p3.names_roles import NamesRolesProvisioningService
+from pylti1p3.service_connector import ServiceConnector, TServiceConnectorResponse
+from pylti1p3.utils import add_param_to_url
 
 from . import claims as c
 from . import http
-from .keys import signing_key
 from .models import Registration
+from .tool_conf import ToolRegistration
 
 logger = logging.getLogger(__name__)
 TOKEN_SAFETY_SECONDS = 60
+DEFAULT_TOKEN_SECONDS = 3600
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEMS_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
@@ -100,94 +111,141 @@ def _raise_for(response: requests.Response, what: str) -> None:
     raise PlatformRefused(f"{what}: {_reason(response)}", status)
 
 
-def _token_cache_key(registration: Registration, scopes: list[str]) -> str:
-    identity = "\n".join(
-        [str(registration.pk), registration.auth_token_url, registration.client_id, *sorted(scopes)]
-    )
-    return f"lti:token:{hashlib.sha256(identity.encode()).hexdigest()}"
+class PolicySession(requests.Session):
+    """The requests session pylti1p3's connector calls (``get``, ``post``), every call of it
+    made by lti.http under the outbound policy and its timeouts, its failures sorted."""
+
+    def request(self, method: str | bytes, url: str | bytes, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs.pop("allow_redirects", None)  # never followed (lti.http)
+        return _send(str(method).lower(), str(url), **kwargs)
 
 
-def client_assertion(registration: Registration) -> str:
-    now = int(time.time())
-    key = signing_key()
-    claims = {
-        "iss": registration.client_id,
-        "sub": registration.client_id,
-        "aud": registration.auth_audience or registration.auth_token_url,
-        "iat": now,
-        "exp": now + 300,
-        "jti": secrets.token_urlsafe(16),
-    }
-    # Moodle refuses an assertion without `kid` ("kid must be provided in JWT header").
-    return jwt.encode(claims, key.private_key_pem, algorithm="RS256", headers={"kid": key.kid})
+class ToolServiceConnector(ServiceConnector):
+    """pylti1p3's service connector over our registration, with what it leaves open: the
+    session above, tokens cached by ``expires_in`` under a key that names the registration
+    (the library's names the issuer only), a 401 answered with one fresh token and one more
+    try, the platform's own http(s) URLs only, failures sorted (PlatformError) with ``what``
+    was being done, and the Link header's next page read as LTI allows it."""
+
+    def __init__(self, registration: Registration) -> None:
+        super().__init__(ToolRegistration(registration), PolicySession())
+        self.model = registration
+        self.what = "The platform refused the call"
+        self._fresh = False
+
+    def _scope_key(self, scopes: Any) -> str:
+        model = self.model
+        identity = "\n".join(
+            [str(model.pk), model.auth_token_url, model.client_id, *sorted(scopes)]
+        )
+        return f"lti:token:{hashlib.sha256(identity.encode()).hexdigest()}"
+
+    def _get_cached_access_token(self, scope_key: str) -> str | None:
+        return None if self._fresh else cache.get(scope_key)
+
+    def _cache_access_token(self, scope_key: str, access_token: str, expires_in: float) -> None:
+        if not isinstance(access_token, str) or not access_token:
+            raise PlatformUnavailable("The platform's token answer is not a valid token.")
+        try:
+            lifetime = int(expires_in) if expires_in else DEFAULT_TOKEN_SECONDS
+        except (TypeError, ValueError) as error:
+            raise PlatformUnavailable(
+                "The platform's token answer is not a valid token."
+            ) from error
+        cache.set(scope_key, access_token, max(lifetime - TOKEN_SAFETY_SECONDS, 1))
+
+    def get_access_token(self, scopes: Sequence[str]) -> str:
+        try:
+            return super().get_access_token(scopes)
+        except LtiServiceException as error:
+            _raise_for(error.response, "The platform refused our token request")
+            raise PlatformUnavailable(
+                "The platform's token answer is not a valid token."
+            ) from error
+        except (KeyError, TypeError, ValueError) as error:
+            raise PlatformUnavailable(
+                "The platform's token answer is not a valid token."
+            ) from error
+
+    def make_service_request(
+        self, scopes: Sequence[str], url: str, **kwargs: Any
+    ) -> TServiceConnectorResponse:
+        if not http.platform_url_ok(url, self.model.issuer):
+            # Service URLs come from launches and the platform's answers (line item ids,
+            # next pages): only the platform's own http(s) addresses are called.
+            raise PlatformRefused(f"{self.what}: the platform gave a URL that is not http(s).", 0)
+        kwargs["case_insensitive_headers"] = True
+        for fresh in (False, True):
+            self._fresh = fresh
+            try:
+                answer = super().make_service_request(scopes, url, **kwargs)
+            except LtiServiceException as error:
+                if error.response.status_code == 401 and not fresh:
+                    continue
+                _raise_for(error.response, self.what)
+                raise  # a 2xx the library refused: not ours to sort
+            except ValueError as error:  # the body is not JSON
+                raise PlatformUnavailable(f"{self.what}: the answer is not JSON.") from error
+            finally:
+                self._fresh = False
+            answer["next_page_url"] = _next_page(answer["headers"].get("Link", ""))
+            return answer
+        raise AssertionError("unreachable")  # the second pass returns or raises
 
 
 def access_token(registration: Registration, scopes: list[str], *, fresh: bool = False) -> str:
     """A bearer token for the scopes, from the cache unless `fresh` or about to expire."""
-    key = _token_cache_key(registration, scopes)
-    if not fresh:
-        cached = cache.get(key)
-        if cached:
-            return cached
-    response = _send(
-        "post",
-        registration.auth_token_url,
-        data={
-            "grant_type": "client_credentials",
-            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-            "client_assertion": client_assertion(registration),
-            "scope": " ".join(scopes),
-        },
-    )
-    _raise_for(response, "The platform refused our token request")
-    try:
-        body = response.json()
-        token = str(body["access_token"])
-        lifetime = int(body.get("expires_in", 3600))
-    except (ValueError, KeyError, TypeError) as error:
-        raise PlatformUnavailable("The platform's token answer is not a valid token.") from error
-    cache.set(key, token, max(lifetime - TOKEN_SAFETY_SECONDS, 1))
-    return token
+    connector = ToolServiceConnector(registration)
+    connector._fresh = fresh
+    return connector.get_access_token(scopes)
 
 
-def _authorized(
-    method: str, registration: Registration, scopes: list[str], url: str, what: str, **kwargs: Any
-) -> requests.Response:
-    """Call with a bearer token; a 401 gets one fresh token and one more try."""
-    if not http.platform_url_ok(url, registration.issuer):
-        # Service URLs come from launches and the platform's answers (line item ids, next
-        # pages): only the platform's own http(s) addresses are called.
-        raise PlatformRefused(f"{what}: the platform gave a URL that is not http(s).", 0)
-    headers = dict(kwargs.pop("headers", {}))
-    for fresh in (False, True):
-        headers["Authorization"] = f"Bearer {access_token(registration, scopes, fresh=fresh)}"
-        response = _send(method, url, headers=headers, **kwargs)
-        if response.status_code != 401:
-            break
-    _raise_for(response, what)
-    return response
+class Score(Grade):
+    """A score the grade outbox has built whole (gradesync.services.score_payload), as the
+    library's grade."""
 
+    def __init__(self, score: dict[str, Any]) -> None:
+        super().__init__()
+        self._score = score
 
-def scores_url(lineitem_url: str) -> str:
-    parts = urlsplit(lineitem_url)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
+    def get_value(self) -> str:
+        return json.dumps(self._score)
 
 
 def post_score(registration: Registration, lineitem_url: str, score: dict[str, Any]) -> None:
+    connector = ToolServiceConnector(registration)
+    connector.what = "The platform refused the score"
+    service = AssignmentsGradesService(connector, {"scope": [c.SCOPE_SCORE]})
     try:
-        _authorized(
-            "post",
-            registration,
-            [c.SCOPE_SCORE],
-            scores_url(lineitem_url),
-            "The platform refused the score",
-            json=score,
-            headers={"Content-Type": SCORE_MEDIA_TYPE},
-        )
+        service.put_grade(Score(score), LineItem({"id": lineitem_url}))
     except PlatformRefused as error:
         if error.status == 409:
             raise ScoreOutdated(error.message) from error
         raise
+
+
+def scores_url(lineitem_url: str) -> str:
+    return AssignmentsGradesService._add_url_path_ending(lineitem_url, "scores")
+
+
+class _LineItems(AssignmentsGradesService):
+    """The library's AGS service, listing only the line items of one resource link with
+    one tag (the query LTI AGS defines), all pages of them."""
+
+    def __init__(self, connector: ToolServiceConnector, data: Any, query: dict[str, str]):
+        super().__init__(connector, data)
+        self._query = query
+
+    def get_lineitems(self) -> Any:
+        url = self._service_data["lineitems"]
+        for name, value in self._query.items():
+            url = add_param_to_url(url, name, value)
+        for page in self._service_connector.get_paginated_data(
+            self._service_data["scope"], url, accept=LINEITEMS_MEDIA_TYPE
+        ):
+            if not isinstance(page["body"], list):
+                raise PlatformUnavailable("The platform's line items are not a list.")
+            yield from page["body"]
 
 
 def find_or_create_lineitem(
@@ -201,55 +259,47 @@ def find_or_create_lineitem(
     can_create: bool,
 ) -> str:
     """The line item of the resource link with the tag, created when there is none."""
-    scopes = [c.SCOPE_LINEITEM if can_create else c.SCOPE_LINEITEM_READONLY]
-    response = _authorized(
-        "get",
-        registration,
-        scopes,
-        lineitems_url,
-        "The platform refused to list line items",
-        params={"resource_link_id": resource_link_id, "tag": tag},
-        headers={"Accept": LINEITEMS_MEDIA_TYPE},
+    connector = ToolServiceConnector(registration)
+    connector.what = "The platform refused to list line items"
+    service = _LineItems(
+        connector,
+        {
+            "scope": [c.SCOPE_LINEITEM if can_create else c.SCOPE_LINEITEM_READONLY],
+            "lineitems": lineitems_url,
+        },
+        {"resource_link_id": resource_link_id, "tag": tag},
     )
-    try:
-        items = response.json()
-    except ValueError as error:
-        raise PlatformUnavailable("The platform's line items are not JSON.") from error
-    for item in items if isinstance(items, list) else []:
-        if (
-            isinstance(item, dict)
-            and item.get("resourceLinkId") == resource_link_id
-            and isinstance(item.get("id"), str)
-        ):
-            return item["id"]
+    mine: Callable[[Any], bool] = lambda item: (  # noqa: E731
+        isinstance(item, dict)
+        and item.get("resourceLinkId") == resource_link_id
+        and isinstance(item.get("id"), str)
+    )
+    found = service.find_lineitem_satisfying(mine)
+    if found is not None:
+        return str(found.get_id())
     if not can_create:
         raise PlatformRefused(
             "The platform has no line item for this link and lets us create none.", 404
         )
-    created = _authorized(
-        "post",
-        registration,
-        scopes,
-        lineitems_url,
-        "The platform refused to create a line item",
-        json={
-            "scoreMaximum": score_maximum,
-            "label": label,
-            "resourceLinkId": resource_link_id,
-            "tag": tag,
-        },
-        headers={"Content-Type": LINEITEM_MEDIA_TYPE},
-    ).json()
-    return str(created["id"])
+    connector.what = "The platform refused to create a line item"
+    new = LineItem().set_score_maximum(float(score_maximum)).set_label(label)
+    new.set_resource_link_id(resource_link_id).set_tag(tag)
+    try:
+        created = service.create_lineitem(new).get_id()
+    except LtiException as error:  # an answer that is not a line item
+        raise PlatformUnavailable("The platform's new line item is not JSON.") from error
+    if not isinstance(created, str) or not created:
+        raise PlatformUnavailable("The platform's new line item has no id.")
+    return created
 
 
 LINK_VALUE = re.compile(r"<([^>]*)>([^,]*)")
 REL_PARAM = re.compile(r'rel\s*=\s*"?([^";]+)"?', re.IGNORECASE)
 
 
-def _next_page(response: requests.Response) -> str | None:
+def _next_page(link_header: str) -> str | None:
     """The `rel="next"` URL of the Link header, exactly as written (URLs are case-sensitive)."""
-    for url, params in LINK_VALUE.findall(response.headers.get("Link", "")):
+    for url, params in LINK_VALUE.findall(link_header):
         for rel in REL_PARAM.findall(params):
             if "next" in rel.lower().split():
                 return url.strip()
@@ -258,21 +308,15 @@ def _next_page(response: requests.Response) -> str | None:
 
 def roster_pages(registration: Registration, memberships_url: str) -> Iterator[list[dict]]:
     """NRPS members, page by page, following Link rel="next"."""
+    connector = ToolServiceConnector(registration)
+    connector.what = "The platform refused the roster"
+    service = NamesRolesProvisioningService(connector, {"context_memberships_url": memberships_url})
     url: str | None = memberships_url
     seen = set()
     while url and url not in seen:
         seen.add(url)
-        response = _authorized(
-            "get",
-            registration,
-            [c.SCOPE_NRPS],
-            url,
-            "The platform refused the roster",
-            headers={"Accept": MEMBERSHIPS_MEDIA_TYPE},
-        )
         try:
-            members = response.json().get("members", [])
-        except (ValueError, AttributeError) as error:
+            members, url = service.get_members_page(url)
+        except AttributeError as error:  # a body that is not a JSON object
             raise PlatformUnavailable("The platform's roster is not JSON.") from error
         yield [member for member in members if isinstance(member, dict)]
-        url = _next_page(response)
