@@ -20,7 +20,7 @@ from assessments.errors import AnswerConflict
 from assessments.models import Attempt, AttemptState, Question
 from lti.backends import CachedUserBackend
 from ops.cache import RedisCache
-from tests.quiz_helpers import current_form, launched_client, start
+from tests.quiz_helpers import answer_all, current_form, launched_client, start
 from tests.threads import hold_uncommitted
 
 
@@ -250,6 +250,27 @@ def test_the_pages_of_the_answer_loop_read_no_quiz_content(learner_client, place
     assert localized_text(question.explanation) in feedback.content.decode()
     read = [q["sql"] for q in question_page.captured_queries + feedback_page.captured_queries]
     assert not [sql for sql in read if any(f'"{table}"' in sql for table in content_tables)]
+
+
+@pytest.mark.django_db
+def test_the_summary_reads_the_attempt_with_its_placement_in_one_statement(
+    learner_client, placement
+):
+    """The summary shows the attempt, its placement's rules and quiz: they come with the
+    attempt, then its answers, the user's attempts here and their grade (four statements)."""
+    attempt = start(learner_client, placement.pk)
+    answer_all(learner_client, attempt, lambda question: question.position % 2 == 0)
+    with CaptureQueriesContext(connection) as summary_page:
+        page = learner_client.get(reverse("assessments:summary", args=[attempt.public_id]))
+    assert page.status_code == 200
+    assert "Your score: 4 of 8" in page.content.decode()
+    tables = [q["sql"].split(" FROM ", 1)[1].split()[0] for q in summary_page.captured_queries]
+    assert tables == [
+        '"assessments_attempt"',
+        '"assessments_response"',
+        '"assessments_attempt"',
+        '"assessments_grade"',
+    ]
 
 
 def localized_text(texts: dict[str, str]) -> str:
