@@ -96,10 +96,18 @@ def test_a_choice_made_in_the_new_window_reaches_the_platform_from_its_dialog(
 
     window.locator("select[name=activity]").select_option("quiz:gradient-checkpointing")
     window.locator("input[name=title]").fill("Checkpointing quiz, week 3")
-    window.get_by_role("button", name="Add to the course").click()
+    with window.expect_response(lambda response: response.request.method == "POST") as sent:
+        window.get_by_role("button", name="Add to the course").click()
 
-    expect(window.get_by_text("You can close this window")).to_be_visible()
+    # The window says where the choice went (and closes itself), without the signed answer.
+    assert "You can close this window" in sent.value.text()
+    assert 'name="JWT"' not in sent.value.text()
     expect(page.get_by_text("The activity was added to the course.")).to_be_visible()
+    for _ in range(100):
+        if window.is_closed():
+            break
+        page.wait_for_timeout(100)
+    assert window.is_closed()
     [signed] = moodle.server.deep_links_received
     jwks = blocking_browser.request.get(f"{live_server.url}/lti/jwks/").json()
     items = moodle.verify_deep_linking_response(signed, jwks)

@@ -16,6 +16,7 @@ import pytest
 from django.test import Client
 
 from lti import deep_link_relay
+from ops.cache import RedisCache
 from tests.lti_platform import ROLE
 
 pytestmark = pytest.mark.django_db
@@ -234,3 +235,27 @@ def test_a_launch_that_is_not_deep_linking_closes_the_channel(platform):
     landed = dialog.open_window(deep_link=False)
     assert landed.status_code == 302
     assert dialog.ask().json() == {"status": "closed"}
+
+
+def test_without_the_cache_the_window_answers_the_lms_itself(platform, monkeypatch):
+    """No channel can be kept: the login page offers the new window without one, and the
+    picker there answers as it did before the relay (a real Redis that does not answer)."""
+    unreachable = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.2}})
+    monkeypatch.setattr("lti.deep_link_relay.cache", unreachable)
+    iframe = Client()
+    page = iframe.get(
+        "/lti/login/", platform.login_initiation(user_id="teacher-1"), **FRAMED
+    ).content.decode()
+    assert 'id="lti-return-channel"' not in page
+    form = _hidden_fields(page)
+    assert deep_link_relay.CHANNEL_FIELD not in form
+
+    window = Client()
+    login = window.post("/lti/login/", form, **TOP_LEVEL)
+    auth = {k: v[0] for k, v in parse_qs(urlsplit(login["Location"]).query).items()}
+    signed = platform.authorize(
+        auth, user_id="teacher-1", roles=[ROLE + "Instructor"], deep_link=True
+    )
+    launched = window.post("/lti/launch/", signed, HTTP_SEC_FETCH_DEST="document")
+    answered = window.post(launched["Location"], PICKED)
+    assert 'name="JWT"' in answered.content.decode()
