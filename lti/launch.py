@@ -402,21 +402,24 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         deployment_id = body.get(c.DEPLOYMENT_ID)
         if not isinstance(deployment_id, str) or not deployment_id:
             raise LaunchError(_("The launch has no deployment_id."))
-        found = self._tool_config.find_deployment_by_params(
-            self.registration_model.issuer, deployment_id, self.registration_model.client_id
-        )
+        # The registration is in hand: its deployment without the join (and the ORM's work
+        # for it) that the tool configuration's lookup by issuer and client id needs.
+        found = Deployment.objects.filter(
+            registration=self.registration_model, deployment_id=deployment_id
+        ).first()
         if found is None:
             raise LaunchError(
                 _("The deployment %(deployment)r is not registered with this tool."),
                 deployment=deployment_id,
             )
-        if not found.model.is_active:
+        if not found.is_active:
             raise LaunchError(
                 _("The deployment %(deployment)r has been deactivated."),
                 status=403,
                 deployment=deployment_id,
             )
-        self.deployment_model = found.model
+        found.registration = self.registration_model
+        self.deployment_model = found
         return self
 
     def save_launch_data(self) -> ToolMessageLaunch:
