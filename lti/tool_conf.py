@@ -85,33 +85,27 @@ class ToolConf(ToolConfAbstract[Request]):
         return ToolRegistration(model) if model else None
 
     def find_deployment(self, iss: str, deployment_id: str) -> ToolDeployment | None:
-        model = (
-            Deployment.objects.filter(
-                registration__issuer=iss,
-                registration__is_active=True,
-                deployment_id=deployment_id,
-            )
-            .select_related("registration")
-            .first()
-        )
-        return ToolDeployment(model) if model else None
+        return _deployment_of_an_active_registration(iss, deployment_id)
 
     def find_deployment_by_params(
         self, iss: str, deployment_id: str, client_id: str, *args: Any, **kwargs: Any
     ) -> ToolDeployment | None:
         """The deployment, active or not: the launch says which of the two it refuses."""
-        model = (
-            Deployment.objects.filter(
-                registration__issuer=iss,
-                registration__client_id=client_id,
-                registration__is_active=True,
-                deployment_id=deployment_id,
-            )
-            .select_related("registration")
-            .first()
-        )
-        return ToolDeployment(model) if model else None
+        return _deployment_of_an_active_registration(iss, deployment_id, client_id=client_id)
 
     def get_jwks(self, iss: str | None = None, client_id: str | None = None, **kwargs: Any) -> dict:
         """Every key a platform may meet (next, active, retiring), for any registration."""
         return published_jwks()
+
+
+def _deployment_of_an_active_registration(
+    iss: str, deployment_id: str, *, client_id: str | None = None
+) -> ToolDeployment | None:
+    """A deployment of an active registration of this issuer (and client id, when given)."""
+    deployments = Deployment.objects.filter(
+        registration__issuer=iss, registration__is_active=True, deployment_id=deployment_id
+    )
+    if client_id is not None:
+        deployments = deployments.filter(registration__client_id=client_id)
+    model = deployments.select_related("registration").first()
+    return ToolDeployment(model) if model else None
