@@ -7,12 +7,13 @@ process without contention.
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
 eight questions as a browser does (each question's page, the answer, the feedback page it
-leads to, the summary), and for launches signed by the independent platform library (20
-users taking turns). Prints the median CPU time (``time.process_time``, the platform's
-signing left out) and the SQL statements of each kind of request: the trivial view of the
-load benchmark's ceiling, starting an attempt, the question page, an answer that does not
-finish the attempt, the last answer, the feedback page, the summary, and the three requests
-of a launch, each also in trivial views; then the whole loop per answer.
+leads to, the summary, the activity's page), and for launches signed by the independent
+platform library (20 users taking turns). Prints the median CPU time (``time.process_time``,
+the platform's signing left out) and the SQL statements of each kind of request: the trivial
+view of the load benchmark's ceiling, starting an attempt, the question page, an answer that
+does not finish the attempt, the last answer, the feedback page, the summary, the activity's
+page, and the three requests of a launch, each also in trivial views; then the whole loop
+per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
 the mean CPU time of the template, the attempt's statement, the session and the user.
@@ -237,7 +238,7 @@ def main() -> None:
     def attempt(student: int) -> None:
         """One attempt as a student's browser plays it: the start, then for each question its
         page, the answer and the feedback page the answer leads to (whose "Next question" is
-        the next question's page), and the summary after the last."""
+        the next question's page), the summary after the last, and the activity's page."""
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         location = timed("starting an attempt", "POST", f"/quiz/{placement}/start/", cookie)[
             "Location"
@@ -254,6 +255,8 @@ def main() -> None:
             feedback = timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
             timed("the feedback page", "GET", feedback["Location"], cookie)
         timed("the summary", "GET", f"/attempts/{public_id}/summary/", cookie)
+        # Back to the activity's page, where the next attempt starts (as in bench.vs_moodle).
+        timed("the activity's page", "GET", f"/quiz/{placement}/", cookie)
 
     def launch(number: int) -> None:
         """A new browser's launch: login, the platform's signed launch, the landing page."""
@@ -302,7 +305,8 @@ def main() -> None:
     answers = args.attempts * len(questions)
     print(
         "\nper answer, the whole loop (its question page, the answer, the feedback page; the"
-        f" start and the summary shared out): {attempt_seconds / answers * 1000:.2f} ms"
+        " start, the summary and the activity's page shared out):"
+        f" {attempt_seconds / answers * 1000:.2f} ms"
         f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )
     per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
