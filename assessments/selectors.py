@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import cached_property
 from uuid import UUID
@@ -402,15 +402,39 @@ def _attempt_view(
 
 
 @dataclass(frozen=True)
+class AttemptRow:
+    """What the activity's page lists of one of the student's attempts. A student may make
+    hundreds: each is a row of five values, not a model instance with its option order."""
+
+    public_id: UUID
+    number: int
+    state: str
+    finished_at: datetime | None
+    score: int | None
+    max_score: int
+
+
+@dataclass(frozen=True)
 class PlacementOverview:
     placement: ResourceLink
     title: str
     intro: str
     question_count: int
-    finished_attempts: list[Attempt]
-    in_progress: Attempt | None
+    finished_attempts: list[AttemptRow]
+    in_progress: AttemptRow | None
     grade: Grade | None
     policy: AttemptPolicy
+    listed: int | None = None  # how many of the latest finished attempts a page lists
+
+    @property
+    def listed_attempts(self) -> list[AttemptRow]:
+        if self.listed is None:
+            return self.finished_attempts
+        return self.finished_attempts[-self.listed :]
+
+    @property
+    def unlisted_count(self) -> int:
+        return len(self.finished_attempts) - len(self.listed_attempts)
 
     @property
     def attempts_left(self) -> int | None:
@@ -430,9 +454,18 @@ class PlacementOverview:
         return round_grade(self.grade.score_given * 100 / self.grade.score_maximum)
 
 
-def placement_overview(*, user: User, placement: ResourceLink, language: str) -> PlacementOverview:
+def placement_overview(
+    *, user: User, placement: ResourceLink, language: str, listed: int | None = None
+) -> PlacementOverview:
+    """The activity's page for one student; ``listed`` bounds the finished attempts its table
+    shows to the latest ones (None: all)."""
     version = current_version(placed_quiz(placement))
-    attempts = list(Attempt.objects.filter(user=user, placement=placement).order_by("number"))
+    attempts = [
+        AttemptRow(*values)
+        for values in Attempt.objects.filter(user=user, placement=placement)
+        .order_by("number")
+        .values_list("public_id", "number", "state", "finished_at", "score", "max_score")
+    ]
     return PlacementOverview(
         placement=placement,
         title=localized(version.title, language),
@@ -442,6 +475,7 @@ def placement_overview(*, user: User, placement: ResourceLink, language: str) ->
         in_progress=next((a for a in attempts if a.state == AttemptState.IN_PROGRESS), None),
         grade=Grade.objects.filter(user=user, placement=placement).first(),
         policy=attempt_policy(placement),
+        listed=listed,
     )
 
 

@@ -40,12 +40,20 @@ def _attempt_in_play(request: HttpRequest, public_id: Any) -> selectors.AttemptV
     return view
 
 
+# The activity's page lists this many of a student's latest attempts unless asked for all
+# (?attempts=all): a quiz with unlimited attempts may have hundreds.
+LISTED_ATTEMPTS = 10
+
+
 @require_GET
 @launch_required
 def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
     found, role = member_placement(request, placement_id, "quiz")
     overview = selectors.placement_overview(
-        user=request.user, placement=found, language=get_language()
+        user=request.user,
+        placement=found,
+        language=get_language(),
+        listed=None if request.GET.get("attempts") == "all" else LISTED_ATTEMPTS,
     )
     return render(
         request,

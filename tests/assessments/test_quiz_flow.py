@@ -165,6 +165,46 @@ def test_attempt_limit_is_enforced_with_a_clear_message(learner_client, learner,
     assert Attempt.objects.filter(user=learner).count() == 1
 
 
+def test_the_activity_page_lists_the_latest_attempts_and_all_on_request(
+    learner_client, learner, placement
+):
+    """A quiz with unlimited attempts may have hundreds: the page lists the latest ten, says
+    how many it leaves out, and lists every one when asked."""
+    from django.utils import timezone
+
+    from assessments.views import LISTED_ATTEMPTS
+
+    version = placement.quiz_placement.quiz.current_version
+    made = LISTED_ATTEMPTS + 3
+    Attempt.objects.bulk_create(
+        Attempt(
+            user=learner,
+            placement=placement,
+            quiz_version=version,
+            number=number,
+            state=AttemptState.FINISHED,
+            language="en",
+            option_order={},
+            finished_at=timezone.now(),
+            score=number % 9,
+            max_score=8,
+        )
+        for number in range(1, made + 1)
+    )
+    url = reverse("assessments:placement", args=[placement.pk])
+    page = learner_client.get(url).content.decode()
+    assert "3 earlier attempts are not listed." in page
+    assert f"Review attempt {made}<" in page
+    assert "Review attempt 4<" in page
+    assert "Review attempt 3<" not in page
+    assert "Review attempt 1<" not in page
+    everything = learner_client.get(url, {"attempts": "all"}).content.decode()
+    assert "not listed" not in everything
+    assert all(f"Review attempt {number}<" in everything for number in range(1, made + 1))
+    russian = learner_client.get(url, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "3 более ранние попытки не показаны." in russian
+
+
 def test_pages_need_a_launch(client, placement):
     response = client.get(reverse("assessments:placement", args=[placement.pk]))
     assert response.status_code == 403
