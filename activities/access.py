@@ -18,7 +18,10 @@ def member_placement(
     """The placement with the session's role in its course; refused unless this session
     was launched into that course, and not found when it places another kind than
     ``activity`` (a registry key: "quiz", "lab")."""
-    related = ("placement", *(name for kind in registry.kinds() for name in kind.select_related))
+    # Only the asked kind's relations: each kind's joins and columns cost the ORM time to
+    # build on every page that checks a placement (the start, the activity's page).
+    kinds = registry.kinds() if activity is None else [registry.kind(activity)]
+    related = ("placement", *(name for kind in kinds for name in kind.select_related))
     found = placement_in_launch(request, placement_id, related)
     if found is None:
         raise PermissionDenied(
