@@ -1,7 +1,9 @@
 """Probes. GET /healthz: liveness, the process answers (a load balancer or an orchestrator
-restarts it when it does not). GET /readyz: readiness, it can serve: the database answers,
-Redis answers, the broker accepts connections and every migration is applied; 503 with
-the reason otherwise (take it out of rotation, do not restart it)."""
+restarts it when it does not). GET /readyz: readiness, it can serve: the database answers
+and every migration is applied; 503 with the reason otherwise (take it out of rotation, do
+not restart it). Redis and the broker are reported too, but an instance serves without them
+(decision 29), and every instance shares them: their outage answers 200 "degraded", since
+taking every instance out of rotation would turn a degraded service into no service."""
 
 from __future__ import annotations
 
@@ -75,6 +77,8 @@ CHECKS: dict[str, Callable[[], str]] = {
     "broker": _broker,
     "migrations": _migrations,
 }
+# What the service cannot serve without; the others degrade it (decision 29).
+REQUIRED = frozenset({"database", "migrations"})
 
 
 @never_cache
@@ -87,15 +91,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
     results: dict[str, str] = {}
-    ready = True
+    ready, degraded = True, False
     for name, check in CHECKS.items():
         if name == "migrations" and results.get("database") != "ok":
             results[name] = "unknown (no database)"
             continue
         try:
             results[name] = check()
-        except Exception as error:  # any failure means "not ready"; the reason is reported
-            ready = False
+        except Exception as error:  # the reason is reported; only REQUIRED ones gate readiness
+            if name in REQUIRED:
+                ready = False
+            else:
+                degraded = True
             # The probe is public: the kind of failure, not addresses or credentials (the
             # log has the full message).
             results[name] = (
@@ -104,6 +111,5 @@ def readyz(request: HttpRequest) -> JsonResponse:
             logger.warning("readiness: %s failed: %s", name, error)
             if name == "database":
                 connections[DEFAULT_DB_ALIAS].close()  # reconnect on the next probe
-    return JsonResponse(
-        {"status": "ready" if ready else "unavailable", **results}, status=200 if ready else 503
-    )
+    status = "unavailable" if not ready else "degraded" if degraded else "ready"
+    return JsonResponse({"status": status, **results}, status=200 if ready else 503)

@@ -1,5 +1,5 @@
 """Finding 7: with Redis down students keep answering, launches go on, nothing is lost and
-no page gives a 500; /readyz names Redis; when Redis returns everything continues.
+no page gives a 500; /readyz names Redis and stays ready; when Redis returns everything continues.
 
 Each test points the cache at a redis-server of its own and stops it. The full story
 (a live server, a real worker and beat, the grade reaching the LMS after Redis returns)
@@ -92,7 +92,8 @@ def test_a_launch_goes_through_while_redis_is_down_and_is_not_replayable(
 def test_readyz_names_redis_when_it_is_down_and_recovers(private_redis, client):
     private_redis.stop()
     down = client.get("/readyz")
-    assert down.status_code == 503
+    assert down.status_code == 200  # still serving: decision 29
+    assert down.json()["status"] == "degraded"
     assert down.json()["redis"].startswith("unavailable")
     private_redis.start()
     assert client.get("/readyz").json()["redis"] == "ok"
