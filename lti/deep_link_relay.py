@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,8 +29,9 @@ from enum import StrEnum
 from django.conf import settings
 from django.core.cache import cache
 
+from . import one_time
+
 CHANNEL_FIELD = "lti_return_channel"
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 # What a login must repeat to bind the channel opened for it.
 _BOUND_PARAMS = ("iss", "client_id", "login_hint", "lti_message_hint", "lti_deployment_id")
 
@@ -75,7 +74,7 @@ def _seconds() -> int:
 def open_channel(params: Mapping[str, str]) -> Channel | None:
     """A channel for the login initiation ``params``; None when the cache cannot keep one
     (then the new window answers the LMS from itself, as before)."""
-    opened = Channel(channel=secrets.token_urlsafe(32), secret=secrets.token_urlsafe(32))
+    opened = Channel(channel=one_time.new_token(), secret=one_time.new_token())
     entry = {"secret": _digest(opened.secret), "initiation": _initiation(params)}
     if not cache.add(_key(opened.channel, "open"), entry, _seconds()):
         return None
@@ -85,7 +84,7 @@ def open_channel(params: Mapping[str, str]) -> Channel | None:
 def bind(channel: str, params: Mapping[str, str], state: str) -> bool:
     """Binds the channel to the login ``state`` of a new window: only the first login that
     repeats the initiation the channel was opened for."""
-    if not _TOKEN.fullmatch(channel):
+    if not one_time.is_token(channel):
         return False
     entry = cache.get(_key(channel, "open"))
     if not entry or not hmac.compare_digest(entry["initiation"], _initiation(params)):
@@ -127,7 +126,7 @@ def deliver(channel: str, *, return_url: str, jwt: str) -> bool:
 
 
 def _opened_by(channel: str, secret: str) -> bool:
-    if not (_TOKEN.fullmatch(channel) and _TOKEN.fullmatch(secret)):
+    if not (one_time.is_token(channel) and one_time.is_token(secret)):
         return False
     entry = cache.get(_key(channel, "open"))
     return bool(entry) and hmac.compare_digest(entry["secret"], _digest(secret))
@@ -147,8 +146,8 @@ def take(channel: str, secret: str) -> Answer | None:
     """The answer, once, for the holder of the channel's secret; the channel ends with it."""
     if not _opened_by(channel, secret):
         return None
-    answer = cache.get(_key(channel, "answer"))
-    if answer is None or not cache.delete(_key(channel, "answer")):
+    answer = one_time.take(_key(channel, "answer"))
+    if answer is None:
         return None  # not there yet, or another request took it first
     cache.delete_many([_key(channel, part) for part in ("open", "bound", "launch", "closed")])
     return Answer(return_url=answer["return_url"], jwt=answer["jwt"])

@@ -13,19 +13,16 @@ handoff: the content picker must answer the LMS from the LMS page itself.
 from __future__ import annotations
 
 import hashlib
-import re
-import secrets
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.core.cache import cache
 from django.http import HttpRequest
 
+from . import one_time
+
 HANDOFF_PARAM = "handoff"
 HANDOFF_SECONDS = 120
-
-
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 
 
 @dataclass(frozen=True)
@@ -46,7 +43,7 @@ def _browser(request: HttpRequest) -> str:
 def with_handoff(request: HttpRequest, next_url: str, language: str | None) -> str:
     """``next_url`` naming a new handoff of this request's session (and the launch's
     interface language) to it; ``next_url`` alone when the cache cannot keep one."""
-    token = secrets.token_urlsafe(32)
+    token = one_time.new_token()
     entry = {
         "session_key": request.session.session_key,
         "next_url": next_url,
@@ -63,18 +60,14 @@ def with_handoff(request: HttpRequest, next_url: str, language: str | None) -> s
 
 def offered(token: str) -> bool:
     """Whether a handoff by this token is still there to take."""
-    return bool(_TOKEN.fullmatch(token)) and cache.get(_cache_key(token)) is not None
+    return one_time.is_token(token) and cache.get(_cache_key(token)) is not None
 
 
 def take(request: HttpRequest, token: str) -> Handoff | None:
     """The handoff, once: None when it expired or was taken, or when it was made in another
     browser (which spends it: a token that travelled is no good to anyone)."""
-    if not _TOKEN.fullmatch(token):
-        return None
-    entry = cache.get(_cache_key(token))
-    if not entry or not cache.delete(_cache_key(token)):
-        return None  # gone, or another request took it first (or the cache is unreachable)
-    if entry["browser"] != _browser(request):
+    entry = one_time.take(_cache_key(token)) if one_time.is_token(token) else None
+    if entry is None or entry["browser"] != _browser(request):
         return None
     return Handoff(
         session_key=entry["session_key"], next_url=entry["next_url"], language=entry["language"]
@@ -82,5 +75,5 @@ def take(request: HttpRequest, token: str) -> Handoff | None:
 
 
 def drop(token: str) -> None:
-    if _TOKEN.fullmatch(token):
+    if one_time.is_token(token):
         cache.delete(_cache_key(token))  # unreachable: it expires by itself
