@@ -4,6 +4,7 @@ browser that blocks the tool's cookies there (continuing in a new window)."""
 
 from __future__ import annotations
 
+import faulthandler
 from urllib.parse import urlencode
 
 import pytest
@@ -99,10 +100,25 @@ def test_a_browser_that_blocks_the_cookie_continues_in_a_new_window(
     try:
         page = context.new_page()
         page.set_default_timeout(10_000)
+        # This step was flaky in full runs: twice in 19 runs of tests/lti and tests/security
+        # (-n 2) the expectation below neither passed nor timed out after its 10 s, and the
+        # run hung until pytest-timeout; the landing had been served (403). What the frame
+        # got, and where the test thread is stuck, are kept for the next occurrence.
+        landings = []
+        page.on("response", lambda response: "/quiz/" in response.url and landings.append(response))
+        faulthandler.dump_traceback_later(60)  # every thread's stack, to stderr, if still here
         tool = open_course_page(page, lms, lti_storage_target="_parent")
-        expect(
-            tool.get_by_role("heading", name="Open the activity in a new window")
-        ).to_be_visible()
+        try:
+            expect(
+                tool.get_by_role("heading", name="Open the activity in a new window")
+            ).to_be_visible()
+        except AssertionError:
+            for response in landings:
+                print("landing", response.status, response.url, response.headers)
+                print(response.text()[:2000])
+            raise
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         with context.expect_page() as opened:
             tool.get_by_role("link", name="Open in a new window").click()
         window = opened.value
