@@ -132,3 +132,32 @@ def test_limits_let_requests_through_while_redis_is_down(private_redis, case, me
         response = getattr(client, method)(path, data)
         assert response.status_code < 500, (case, response.status_code)
         assert response.status_code != 429, case
+
+
+@pytest.mark.usefixtures("low_limits")
+def test_requests_arriving_together_cannot_share_one_count():
+    """An attacker sending a burst at once: each request must be counted, not several of them
+    reading the same count and each writing it back one higher."""
+    import threading
+
+    from django.test import RequestFactory
+
+    from ops.throttling import AddressThrottle
+
+    address = a_new_address()
+    burst = 24
+    start = threading.Barrier(burst)
+    allowed: list[bool] = []
+
+    def one() -> None:
+        request = RequestFactory().post("/lti/login/", REMOTE_ADDR=address)
+        throttle = AddressThrottle("lti_login")
+        start.wait()
+        allowed.append(throttle.allow_request(request, None))
+
+    threads = [threading.Thread(target=one) for _ in range(burst)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert allowed.count(True) == LIMIT
