@@ -150,10 +150,17 @@ def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpRespons
         raise Http404(_("This quiz has no question %(position)s.") % {"position": position})
     if not question.answered:
         return redirect("assessments:attempt", public_id=attempt.public_id)
+    # The next question's form is on the same page, under the feedback: one page and one
+    # click per answer, for the student and the server.
     return render(
         request,
         "assessments/feedback.html",
-        {"view": view, "question": question, "finished": attempt.is_finished},
+        {
+            "view": view,
+            "question": question,
+            "finished": attempt.is_finished,
+            "next_question": None if attempt.is_finished else view.current_question,
+        },
     )
 
 

@@ -6,14 +6,12 @@ process without contention.
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
-eight questions as a browser does (each question's page, the answer, the feedback page it
-leads to, the summary, the activity's page), and for launches signed by the independent
-platform library (20 users taking turns). Prints the median CPU time (``time.process_time``,
-the platform's signing left out) and the SQL statements of each kind of request: the trivial
-view of the load benchmark's ceiling, starting an attempt, the question page, an answer that
-does not finish the attempt, the last answer, the feedback page, the summary, the activity's
-page, and the three requests of a launch, each also in trivial views; then the whole loop
-per answer.
+eight questions as a browser does (question 1's page, then each answer and the feedback page
+it leads to, which carries the next question's form; the summary, the activity's page), and
+for launches signed by the independent platform library (20 users taking turns). Prints the
+median CPU time (``time.process_time``, the platform's signing left out) and the SQL
+statements of each kind of request, each also in trivial views (the load benchmark's
+ceiling), the three requests of a launch, then the whole loop per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
 the mean CPU time of the template, the attempt's statement, the session and the user.
@@ -124,7 +122,7 @@ def _timed_parts(kind_now: list[str]) -> dict[str, list[float]]:
         real = getattr(owner, name)
 
         def timed(*args, _real=real, _label=label, **kwargs):
-            if kind_now[0] not in PARTS_OF:
+            if not kind_now[0].startswith(PARTS_OF):
                 return _real(*args, **kwargs)
             started = time.process_time()
             try:
@@ -236,16 +234,16 @@ def main() -> None:
         return headers
 
     def attempt(student: int) -> None:
-        """One attempt as a student's browser plays it: the start, then for each question its
-        page, the answer and the feedback page the answer leads to (whose "Next question" is
-        the next question's page), the summary after the last, and the activity's page."""
+        """One attempt as a student's browser plays it: the start and question 1's page, then
+        for each question the answer and the feedback page it leads to (which carries the
+        next question's form), the summary after the last, and the activity's page."""
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         location = timed("starting an attempt", "POST", f"/quiz/{placement}/start/", cookie)[
             "Location"
         ]
         public_id = location.rstrip("/").split("/")[-1]
+        timed("the question page (question 1)", "GET", f"/attempts/{public_id}/", cookie)
         for position, (question, option) in enumerate(questions, start=1):
-            timed("the question page", "GET", f"/attempts/{public_id}/", cookie)
             kind = (
                 "the last answer (finish, counted flags, grade)"
                 if position == len(questions)
@@ -253,7 +251,14 @@ def main() -> None:
             )
             body = f"question={question}&option={option}".encode()
             feedback = timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
-            timed("the feedback page", "GET", feedback["Location"], cookie)
+            timed(
+                "the feedback page (with the next question)"
+                if position < len(questions)
+                else "the feedback page (the last)",
+                "GET",
+                feedback["Location"],
+                cookie,
+            )
         timed("the summary", "GET", f"/attempts/{public_id}/summary/", cookie)
         # Back to the activity's page, where the next attempt starts (as in bench.vs_moodle).
         timed("the activity's page", "GET", f"/quiz/{placement}/", cookie)
@@ -304,8 +309,8 @@ def main() -> None:
     attempt_seconds -= sum(cpu["trivial view (GET /healthz)"])
     answers = args.attempts * len(questions)
     print(
-        "\nper answer, the whole loop (its question page, the answer, the feedback page; the"
-        " start, the summary and the activity's page shared out):"
+        "\nper answer, the whole loop (the answer and its feedback page, which carries the next"
+        " question; the start, question 1, the summary and the activity's page shared out):"
         f" {attempt_seconds / answers * 1000:.2f} ms"
         f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )

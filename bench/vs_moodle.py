@@ -17,14 +17,17 @@ student with their own cookie jar, every form read from the page it is on:
   leads to, the next question by its link (`attempt.php?page=k`; cheaper than the Next page
   button's POST); after the eighth, the summary, "Submit all and finish" and the review;
 * the tool: an LTI launch through Moodle (mod/lti/launch.php's form, the tool's OIDC login,
-  Moodle's auth.php and its signed form, the tool's landing page), the start form, the
-  question page, the answer's POST, the feedback page it leads to, its "Next question" link;
-  after the eighth, "See your results" (the tool finishes the attempt on its last answer).
+  Moodle's auth.php and its signed form, the tool's landing page), the start form, question
+  1's page, then for each answer its POST and the feedback page it leads to, which carries
+  the next question's form (since 2026-12-01; the tool had a "Next question" link to the
+  question's own page before); after the eighth, "See your results" (the tool finishes the
+  attempt on its last answer).
 
 Every feedback page is checked: the verdict agrees with the option chosen, and the question's
-explanation is on it. One answer is the answer's POST, its feedback page and the next page
-(three requests on both); its latency is those three, and answers per second count the whole
-loop (starts and finishes included). One student answers sequentially, then closed loops of 10
+explanation is on it. One answer is the answer's POST, its feedback page and the next question
+(three requests on Moodle; two on the tool, whose feedback page is the next question's); its
+latency is those requests, and answers per second count the whole loop (starts and finishes
+included). One student answers sequentially, then closed loops of 10
 and 40 students (each sends their next request when the last one is answered).
 
 CPU per answer comes from /proc (utime + stime, with reaped children) of each side's
@@ -123,6 +126,7 @@ class Form:
 
 FORM = re.compile(r"<form\b.*?</form>", re.S | re.I)
 LINK = re.compile(r'<a\b[^>]*\bhref="([^"]*)"', re.I)
+ANSWER_FORM = re.compile(r'<form\b[^>]*action="[^"]*/answer/".*?</form>', re.S | re.I)
 
 
 class PageParser(HTMLParser):
@@ -372,22 +376,25 @@ class ToolStudent:
         self._on_question(page)
 
     def _on_question(self, page: Page) -> None:
-        if "/attempts/" not in page.url or not page.forms:
-            raise StepFailed(f"expected a question page, got {page.url}: {page.excerpt()}")
+        if "/attempts/" not in page.url or not ANSWER_FORM.search(page.text):
+            raise StepFailed(f"expected a question's form, got {page.url}: {page.excerpt()}")
         self.page = page
 
     async def answer(self, content: list[Question]) -> float:
         if self.page is None:
             await self.open()
         page = self.page
-        plain = page.plain()
+        # The question is the one in the answer's form (a feedback page also shows the
+        # question it answered).
+        asked = ANSWER_FORM.search(page.text)[0]
+        plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", asked)).split())
         position = next(i for i, q in enumerate(content) if q.text in plain)
         question = content[position]
         form = page.form(action="/answer/")
         labels = {
             html.unescape(text): value
             for value, text in re.findall(
-                r'name="option" value="(\d+)"[^>]*> <span>(.*?)</span>', page.text
+                r'name="option" value="(\d+)"[^>]*> <span>(.*?)</span>', asked
             )
         }
         choice = chosen_option(position, question)
@@ -397,16 +404,17 @@ class ToolStudent:
         )
         state = re.search(r'class="feedback is-(correct|wrong)"', feedback.text)
         check_feedback(feedback, question, choice == question.correct, state[1] if state else "?")
-        following = await self.browser.get(feedback.link(r"/attempts/[^/]+/(summary/)?$"))
+        if position < len(content) - 1:
+            elapsed = time.perf_counter() - started
+            self._on_question(feedback)  # the next question is under the feedback
+            return elapsed
+        following = await self.browser.get(feedback.link(r"/attempts/[^/]+/summary/$"))
         elapsed = time.perf_counter() - started
-        if "/summary/" in following.url:
-            if not re.search(r'id="score"', following.text):
-                raise StepFailed(f"the summary shows no score: {following.excerpt()}")
-            # Back to the activity's page and its start button (as Moodle's loop goes back to
-            # the quiz's page).
-            await self._start(await self.browser.get(self.placement_url))
-        else:
-            self._on_question(following)
+        if not re.search(r'id="score"', following.text):
+            raise StepFailed(f"the summary shows no score: {following.excerpt()}")
+        # Back to the activity's page and its start button (as Moodle's loop goes back to the
+        # quiz's page).
+        await self._start(await self.browser.get(self.placement_url))
         return elapsed
 
 

@@ -79,11 +79,13 @@ def student_on_a_phone(browser, url: str, language: str) -> None:
     for position in range(1, 9):
         options = page.locator("input[name=option]")
         options.nth(position % options.count()).check()
+        asked = page.locator("input[name=question]").input_value()
         page.locator("form.question button[type=submit]").click()
+        page.locator(f"input[name=question][value='{asked}']").wait_for(state="detached")
         page.locator("[data-feedback]").wait_for()
         if position == 2:
             save(page, f"feedback-phone-{language}")
-        page.locator("[data-feedback] ~ a.button").click()
+    page.locator("[data-feedback] ~ a.button").click()
     page.locator("#score").wait_for()
     save(page, f"review-phone-{language}")
     context.close()

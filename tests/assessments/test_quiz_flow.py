@@ -9,8 +9,15 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from activities.models import Grade, GradingMethod
-from assessments.models import Attempt, AttemptState, Response
-from tests.quiz_helpers import answer_all, current_form, launched_client, start
+from assessments.models import Attempt, AttemptState, Question, Response
+from tests.quiz_helpers import (
+    OPTION_IDS,
+    QUESTION_ID,
+    answer_all,
+    current_form,
+    launched_client,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +64,52 @@ def test_feedback_shows_verdict_right_option_and_explanation(learner_client, pla
     assert escape(wrong.text["en"]) in html
     assert escape(question.explanation["en"]) in html
     assert page.redirect_chain[-1][0].endswith(f"/questions/{question.position}/feedback/")
+
+
+def test_the_feedback_page_carries_the_next_question_to_answer_from_it(learner_client, placement):
+    """One page and one click per answer: the feedback, then the next question's form, in the
+    attempt's option order and without its right answer; the last feedback leads to results."""
+    attempt = start(learner_client, placement.pk)
+    url = reverse("assessments:answer", args=[attempt.public_id])
+    question, option_ids = current_form(learner_client, attempt)
+    for position in range(1, 9):
+        assert question.position == position
+        page = learner_client.post(
+            url, {"question": question.pk, "option": option_ids[0]}, follow=True
+        )
+        html = page.content.decode()
+        assert escape(question.explanation["en"]) in html
+        if position == 8:
+            assert QUESTION_ID.search(html) is None
+            assert reverse("assessments:summary", args=[attempt.public_id]) in html
+            break
+        following = Question.objects.get(pk=QUESTION_ID.search(html).group(1))
+        assert following.position == position + 1
+        assert f"Question {position + 1} of 8" in html
+        shown = [int(option_id) for option_id in OPTION_IDS.findall(html)]
+        attempt.refresh_from_db()
+        assert shown == attempt.option_order[str(following.pk)]
+        # The review marks the answered question's right option only.
+        assert html.count("Right answer") == 1
+        question, option_ids = following, shown
+
+    # An earlier feedback page, opened again mid-attempt, offers the question still to answer.
+    second = start(learner_client, placement.pk)
+    first_question, first_options = current_form(learner_client, second)
+    learner_client.post(
+        reverse("assessments:answer", args=[second.public_id]),
+        {"question": first_question.pk, "option": first_options[0]},
+    )
+    for _ in range(2):
+        following, options = current_form(learner_client, second)
+        learner_client.post(
+            reverse("assessments:answer", args=[second.public_id]),
+            {"question": following.pk, "option": options[0]},
+        )
+    again = learner_client.get(reverse("assessments:feedback", args=[second.public_id, 1]))
+    assert (
+        Question.objects.get(pk=QUESTION_ID.search(again.content.decode()).group(1)).position == 4
+    )
 
 
 def test_options_are_shuffled_per_attempt_and_stable_within_it(learner_client, placement):

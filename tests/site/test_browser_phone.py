@@ -111,11 +111,13 @@ def test_every_page_of_both_flows_fits_a_phone(phone, live_server, language):
         student.locator("input[name=option]").first.check()
         if position == 1:
             measure(student, "question")
+        asked = student.locator("input[name=question]").input_value()
         student.get_by_role("button", name=labels["submit"]).click()
+        expect(student.locator(f"input[name=question][value='{asked}']")).to_have_count(0)
         expect(student.locator("[data-feedback]")).to_be_visible()
         if position == 1:
             measure(student, "feedback")
-        student.locator("[data-feedback] ~ a.button").click()
+    student.locator("[data-feedback] ~ a.button").click()
     expect(student.locator("#score")).to_be_visible()
     measure(student, "review")
 
