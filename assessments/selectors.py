@@ -24,6 +24,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Window,
 )
 from django.db.models.functions import Coalesce
 
@@ -420,27 +421,21 @@ class PlacementOverview:
     title: str
     intro: str
     question_count: int
-    finished_attempts: list[AttemptRow]
+    finished_count: int
+    listed_attempts: list[AttemptRow]  # the latest finished ones a page lists, oldest first
     in_progress: AttemptRow | None
     grade: Grade | None
     policy: AttemptPolicy
-    listed: int | None = None  # how many of the latest finished attempts a page lists
-
-    @property
-    def listed_attempts(self) -> list[AttemptRow]:
-        if self.listed is None:
-            return self.finished_attempts
-        return self.finished_attempts[-self.listed :]
 
     @property
     def unlisted_count(self) -> int:
-        return len(self.finished_attempts) - len(self.listed_attempts)
+        return self.finished_count - len(self.listed_attempts)
 
     @property
     def attempts_left(self) -> int | None:
         if not self.policy.max_attempts:
             return None
-        made = len(self.finished_attempts) + (1 if self.in_progress else 0)
+        made = self.finished_count + (1 if self.in_progress else 0)
         return max(self.policy.max_attempts - made, 0)
 
     @property
@@ -458,24 +453,34 @@ def placement_overview(
     *, user: User, placement: ResourceLink, language: str, listed: int | None = None
 ) -> PlacementOverview:
     """The activity's page for one student; ``listed`` bounds the finished attempts its table
-    shows to the latest ones (None: all)."""
+    shows to the latest ones (None: all). Reads only those rows and a count, however many
+    attempts the student has made."""
     version = current_version(placed_quiz(placement))
-    attempts = [
-        AttemptRow(*values)
-        for values in Attempt.objects.filter(user=user, placement=placement)
-        .order_by("number")
-        .values_list("public_id", "number", "state", "finished_at", "score", "max_score")
-    ]
+    rows = (
+        Attempt.objects.filter(user=user, placement=placement)
+        .annotate(finished_total=Window(Count("pk", filter=Q(state=AttemptState.FINISHED))))
+        .order_by("-number")
+        .values_list(
+            "public_id", "number", "state", "finished_at", "score", "max_score", "finished_total"
+        )
+    )
+    if listed is not None:
+        # One more than listed: an attempt in progress is the student's latest (one at a time).
+        rows = rows[: listed + 1]
+    attempts = [(AttemptRow(*values[:-1]), values[-1]) for values in rows]
+    finished = [row for row, _total in attempts if row.state == AttemptState.FINISHED]
     return PlacementOverview(
         placement=placement,
         title=localized(version.title, language),
         intro=localized(version.intro, language),
         question_count=version_layout(version.pk).question_count,
-        finished_attempts=[a for a in attempts if a.state == AttemptState.FINISHED],
-        in_progress=next((a for a in attempts if a.state == AttemptState.IN_PROGRESS), None),
+        finished_count=attempts[0][1] if attempts else 0,
+        listed_attempts=finished[:listed][::-1] if listed is not None else finished[::-1],
+        in_progress=next(
+            (row for row, _total in attempts if row.state == AttemptState.IN_PROGRESS), None
+        ),
         grade=Grade.objects.filter(user=user, placement=placement).first(),
         policy=attempt_policy(placement),
-        listed=listed,
     )
 
 

@@ -173,7 +173,7 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     language = get_language()
     view = selectors.attempt_view(attempt, language)
     overview = selectors.placement_overview(
-        user=request.user, placement=attempt.placement, language=language
+        user=request.user, placement=attempt.placement, language=language, listed=0
     )
     return render(request, "assessments/summary.html", {"view": view, "overview": overview})
 

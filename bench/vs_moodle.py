@@ -21,7 +21,8 @@ student with their own cookie jar, every form read from the page it is on:
   1's page, then for each answer its POST and the feedback page it leads to, which carries
   the next question's form (since 2026-12-01; the tool had a "Next question" link to the
   question's own page before); after the eighth, "See your results" (the tool finishes the
-  attempt on its last answer).
+  attempt on its last answer) and the summary's "Start another attempt" (the loop went back
+  to the activity's page for its start button before 2026-12-01).
 
 Every feedback page is checked: the verdict agrees with the option chosen, and the question's
 explanation is on it. One answer is the answer's POST, its feedback page and the next question
@@ -349,7 +350,6 @@ class ToolStudent:
     def __init__(self, browser: Browser, moodle: str, cmid: int):
         self.browser, self.moodle, self.cmid = browser, moodle, cmid
         self.page: Page | None = None
-        self.placement_url = ""  # the activity's page in the tool, where the launch lands
 
     async def launch(self) -> Page:
         """Moodle's launch of the activity, followed through its auto-submitted forms."""
@@ -366,9 +366,7 @@ class ToolStudent:
 
     async def open(self) -> None:
         """The launch through Moodle to question 1 (or where the student was)."""
-        landing = await self.launch()
-        self.placement_url = landing.url.split("?")[0]
-        await self._start(landing)
+        await self._start(await self.launch())
 
     async def _start(self, page: Page) -> None:
         form = page.form(action="/start/")
@@ -412,9 +410,9 @@ class ToolStudent:
         elapsed = time.perf_counter() - started
         if not re.search(r'id="score"', following.text):
             raise StepFailed(f"the summary shows no score: {following.excerpt()}")
-        # Back to the activity's page and its start button (as Moodle's loop goes back to the
-        # quiz's page).
-        await self._start(await self.browser.get(self.placement_url))
+        # The summary's "Start another attempt" (Moodle's loop goes back to the quiz's page,
+        # its review having no such button).
+        await self._start(following)
         return elapsed
 
 

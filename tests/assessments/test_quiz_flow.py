@@ -256,6 +256,20 @@ def test_the_activity_page_lists_the_latest_attempts_and_all_on_request(
     assert all(f"Review attempt {number}<" in everything for number in range(1, made + 1))
     russian = learner_client.get(url, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
     assert "3 более ранние попытки не показаны." in russian
+    assert page.index("Review attempt 4<") < page.index(f"Review attempt {made}<")
+
+    # With a new attempt in progress (the latest), the same ten are listed and it is resumed;
+    # a finished attempt's summary counts every attempt.
+    start(learner_client, placement.pk)
+    page = learner_client.get(url).content.decode()
+    assert f"Resume attempt {made + 1}" in page
+    assert "3 earlier attempts are not listed." in page
+    assert "Review attempt 4<" in page
+    assert "Review attempt 3<" not in page
+    latest = Attempt.objects.get(user=learner, number=made)
+    summary = learner_client.get(reverse("assessments:summary", args=[latest.public_id]))
+    assert f"{made} attempts" in summary.content.decode()
+    assert f"Resume attempt {made + 1}" in summary.content.decode()
 
 
 def test_pages_need_a_launch(client, placement):
