@@ -153,9 +153,11 @@ def _parse_id(raw: object, message: str) -> int:
 
 @dataclass(frozen=True)
 class Answered:
-    """An answer recorded: the position of its question, where the feedback page is."""
+    """An answer recorded: the position of its question, and whether it finished the attempt
+    (the page to show next: the question's feedback, or the attempt's results)."""
 
     position: int
+    finished: bool
 
 
 def submit_answer(
@@ -250,7 +252,7 @@ def _record_next_answer(
                 _finish_attempt(attempt_id, user=user, placement=placement, score=score, now=now)
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
-    return Answered(position=position)
+    return Answered(position=position, finished=finishes)
 
 
 @transaction.atomic
@@ -303,10 +305,11 @@ def _record_answer_checked(
             0, math.floor((now - (so_far["last"] or attempt.started_at)).total_seconds() + 0.5)
         ),
     )
-    if answered + 1 == attempt.max_score:
+    finishes = answered + 1 == attempt.max_score
+    if finishes:
         score = so_far["correct"] + option.is_correct
         _finish_attempt(attempt.pk, user=user, placement=attempt.placement, score=score, now=now)
-    return Answered(position=question.position)
+    return Answered(position=question.position, finished=finishes)
 
 
 def _finish_attempt(

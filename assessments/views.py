@@ -137,6 +137,10 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
         raise Http404("No such attempt of this user.") from None
     except DomainError as error:
         return render_error(request, error.message, error.status_code)
+    if answered.finished:
+        # The results, opening with this last answer's feedback.
+        summary = reverse("assessments:summary", args=[public_id])
+        return redirect(f"{summary}?{urlencode({'answered': answered.position})}")
     return redirect("assessments:feedback", public_id=public_id, position=answered.position)
 
 
@@ -175,7 +179,16 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     overview = selectors.placement_overview(
         user=request.user, placement=attempt.placement, language=language, listed=0
     )
-    return render(request, "assessments/summary.html", {"view": view, "overview": overview})
+    # Right after the last answer (?answered=N): that answer's feedback first.
+    try:
+        just_answered = view.question_at(int(request.GET.get("answered", "")))
+    except ValueError:
+        just_answered = None
+    return render(
+        request,
+        "assessments/summary.html",
+        {"view": view, "overview": overview, "just_answered": just_answered},
+    )
 
 
 def _kept(data: Any) -> dict[str, str]:

@@ -7,7 +7,7 @@ process without contention.
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
 eight questions as a browser does (question 1's page, then each answer and the feedback page
-it leads to, which carries the next question's form; the summary), and
+it leads to, which carries the next question's form, or after the last the summary), and
 for launches signed by the independent platform library (20 users taking turns). Prints the
 median CPU time (``time.process_time``, the platform's signing left out) and the SQL
 statements of each kind of request, each also in trivial views (the load benchmark's
@@ -236,7 +236,7 @@ def main() -> None:
     def attempt(student: int) -> None:
         """One attempt as a student's browser plays it: the start and question 1's page, then
         for each question the answer and the feedback page it leads to (which carries the
-        next question's form), and the summary after the last."""
+        next question's form; the last one's, the summary)."""
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         location = timed("starting an attempt", "POST", f"/quiz/{placement}/start/", cookie)[
             "Location"
@@ -254,14 +254,13 @@ def main() -> None:
             timed(
                 "the feedback page (with the next question)"
                 if position < len(questions)
-                else "the feedback page (the last)",
+                else "the summary (the last answer's feedback and the results)",
                 "GET",
                 feedback["Location"],
                 cookie,
             )
         # The next attempt starts from the summary's "Start another attempt" (as in
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
-        timed("the summary", "GET", f"/attempts/{public_id}/summary/", cookie)
 
     def launch(number: int) -> None:
         """A new browser's launch: login, the platform's signed launch, the landing page."""
@@ -310,7 +309,7 @@ def main() -> None:
     answers = args.attempts * len(questions)
     print(
         "\nper answer, the whole loop (the answer and its feedback page, which carries the next"
-        " question; the start, question 1 and the summary shared out):"
+        " question, or the summary; the start and question 1 shared out):"
         f" {attempt_seconds / answers * 1000:.2f} ms"
         f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )

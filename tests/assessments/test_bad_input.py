@@ -162,6 +162,26 @@ def test_answer_to_a_finished_attempt(learner_client, placement):
     assert snapshot() == before
 
 
+def test_a_summary_asked_to_open_with_no_such_answer_shows_the_results_alone(
+    learner_client, placement
+):
+    """?answered= names the question whose feedback the results open with; anything else
+    there (not a number, too long to be one, no such question) leaves the results as they are."""
+    from tests.quiz_helpers import answer_all
+
+    attempt = start(learner_client, placement.pk)
+    answer_all(learner_client, attempt, lambda _q: True)
+    url = reverse("assessments:summary", args=[attempt.public_id])
+    opened = learner_client.get(url, {"answered": "8"}).content.decode()
+    assert "data-feedback" in opened
+    for value in ("abc", "9" * 5000, "-1", "0", "9", ""):
+        response = learner_client.get(url, {"answered": value})
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "Your score: 8 of 8" in html
+        assert "data-feedback" not in html
+
+
 def test_unknown_attempt_and_wrong_methods(learner_client):
     missing = "00000000-0000-0000-0000-000000000000"
     assert learner_client.get(f"/attempts/{missing}/").status_code == 404
