@@ -657,9 +657,9 @@ async def run(settings: Settings, tool: Tool, found: dict, seconds: float) -> di
                         openings["tool in Moodle"].append(
                             sum(s for url, s in student.browser.hops if url.startswith(moodle_url))
                         )
-                        for url, seconds in student.browser.hops:
+                        for url, took in student.browser.hops:
                             if not url.startswith(moodle_url):
-                                openings.setdefault(_step(url), []).append(seconds)
+                                openings.setdefault(_step(url), []).append(took)
                 student.browser.hops = None
         results["opening_ms"] = {k: statistics.median(v) * 1000 for k, v in openings.items()}
         # Each other student opens both once (the tool's session comes from this launch).
