@@ -358,8 +358,9 @@ def attempt_view(attempt: Attempt, language: str) -> AttemptView:
 
 
 # The attempt and its answers, one row per answer (one row with no answer before the first).
+# Portable SQL: `make run` serves it from SQLite.
 _ATTEMPT_IN_PLAY_SQL = """
-SELECT a.id, a.state, a.quiz_version_id, a.option_order::text, r.question_id, r.option_id,
+SELECT a.id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT), r.question_id, r.option_id,
        r.is_correct
 FROM assessments_attempt a LEFT JOIN assessments_response r ON r.attempt_id = a.id
 WHERE a.public_id = %s AND a.user_id = %s

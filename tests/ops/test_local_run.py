@@ -1,16 +1,21 @@
-"""`make run` ends with Ctrl-C, and that must look like a clean stop: the terminal's
-SIGINT reaches every process of its group, and no process reports an error, nor make a
-failure. The test runs the recipe's own command line (from `make -n`, which runs nothing)
-on the embedded defaults in a fresh folder, and presses Ctrl-C."""
+"""`make run` serves the demo on its embedded defaults (SQLite, the filesystem broker), and
+ends with Ctrl-C, which must look like a clean stop: the terminal's SIGINT reaches every
+process of its group, and no process reports an error, nor make a failure. The test runs the
+recipe's own command line (from `make -n`, which runs nothing) in a fresh folder, takes the
+demo quiz through it as a student's browser without JavaScript would, and presses Ctrl-C."""
 
 from __future__ import annotations
 
+import html
+import http.cookiejar
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -26,8 +31,46 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class Browser:
+    """A cookie jar and redirects followed; each form's CSRF token read from its page."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+
+    def get(self, path: str) -> tuple[str, str]:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return response.geturl(), response.read().decode()
+
+    def post(self, page: str, action: str, fields: dict[str, str]) -> tuple[str, str]:
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
+        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, **fields}).encode()
+        with self.opener.open(self.base + html.unescape(action), data, timeout=30) as response:
+            return response.geturl(), response.read().decode()
+
+
+def take_the_demo_quiz(base: str) -> str:
+    """The demo student's whole quiz, each answer the first option; the results page."""
+    browser = Browser(base)
+    _, page = browser.get("/")
+    _, page = browser.post(page, "/lti/demo/launch/", {"role": "learner"})
+    start = re.search(r'<form action="([^"]*/start/)"', page)[1]
+    url, page = browser.post(page, start, {})
+    for position in range(1, 9):
+        assert f"Question {position} of 8" in page, (position, url, page[:2000])
+        form = re.search(r'<form class="question" action="([^"]+)".*?</form>', page, re.S)
+        question = re.search(r'name="question" value="(\d+)"', form[0])[1]
+        option = re.search(r'name="option" value="(\d+)"', form[0])[1]
+        url, page = browser.post(page, form[1], {"question": question, "option": option})
+        assert 'class="explanation"' in page, (position, url, page[:2000])
+    assert "/summary/" in url
+    return page
+
+
 @pytest.mark.worker
-def test_ctrl_c_after_make_run_stops_everything_without_errors(tmp_path):
+def test_make_run_serves_the_demo_quiz_and_ctrl_c_stops_everything_without_errors(tmp_path):
     port = free_port()
     # Under `make test` the parent make's MAKEFLAGS and MAKELEVEL would make this one print
     # "Entering/Leaving directory" lines around the recipe.
@@ -45,13 +88,14 @@ def test_ctrl_c_after_make_run_stops_everything_without_errors(tmp_path):
     assert "honcho start" in command
     env = {k: v for k, v in os.environ.items() if k not in SERVER_ENV}
     env["GCQUIZ_VAR_DIR"] = str(tmp_path)
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=ROOT,
-        env={**env, "DEBUG": "1"},
-        check=True,
-        capture_output=True,
-    )
+    for args in (["migrate", "--noinput"], ["load_quiz"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**env, "DEBUG": "1"},
+            check=True,
+            capture_output=True,
+        )
     run = subprocess.Popen(
         ["sh", "-c", command],
         cwd=ROOT,
@@ -71,6 +115,8 @@ def test_ctrl_c_after_make_run_stops_everything_without_errors(tmp_path):
                 assert run.poll() is None, run.stdout.read()
                 assert time.monotonic() < deadline, "no answer on /healthz in 120 s"
                 time.sleep(0.5)
+        results = take_the_demo_quiz(f"http://127.0.0.1:{port}")
+        assert re.search(r'id="score">Your score: \d of 8<', results)
         time.sleep(3)  # the workers and beat finish starting
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C
         output, _ = run.communicate(timeout=60)
