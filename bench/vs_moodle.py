@@ -257,6 +257,8 @@ class Figures:
     answers: int = 0
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
+    finishing: list[float] = field(default_factory=list)  # the answers that finish attempts
+    others: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cpu_ms: dict[str, float] = field(default_factory=dict)  # CPU ms per answer, by process kind
     first_error: str = ""
@@ -265,9 +267,10 @@ class Figures:
     def rate(self) -> float:
         return self.answers / self.seconds if self.seconds else 0.0
 
-    def percentile(self, share: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
+    def percentile(self, share: float, of: str = "latencies") -> float:
+        """Milliseconds, of all answers' ``latencies``, the ``finishing`` ones or the ``others``."""
+        ordered = sorted(getattr(self, of))
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000 if ordered else 0.0
 
     @property
     def cpu_per_answer(self) -> float:
@@ -279,6 +282,7 @@ class MoodleStudent:
         self.browser, self.base, self.cmid = browser, base, cmid
         self.username, self.password = username, password
         self.page: Page | None = None  # the question page the student is on
+        self.finished_attempt = False  # whether the last answer finished the attempt
         self.position = 0
 
     async def sign_in(self) -> None:
@@ -325,6 +329,7 @@ class MoodleStudent:
         verdict = {"correct": "correct", "incorrect": "wrong"}.get(state[1] if state else "", "?")
         check_feedback(feedback, question, choice == question.correct, verdict)
         last = position == len(content) - 1
+        self.finished_attempt = last
         attempt = re.search(r"attempt=(\d+)", feedback.url)[1]
         if last:
             following = await self.browser.get(
@@ -351,6 +356,7 @@ class ToolStudent:
     def __init__(self, browser: Browser, moodle: str, cmid: int):
         self.browser, self.moodle, self.cmid = browser, moodle, cmid
         self.page: Page | None = None
+        self.finished_attempt = False  # whether the last answer finished the attempt
 
     async def launch(self) -> Page:
         """Moodle's launch of the activity, followed through its auto-submitted forms."""
@@ -404,6 +410,7 @@ class ToolStudent:
         state = re.search(r'class="feedback is-(correct|wrong)"', feedback.text)
         check_feedback(feedback, question, choice == question.correct, state[1] if state else "?")
         elapsed = time.perf_counter() - started  # checked within, as on Moodle's side
+        self.finished_attempt = position == len(content) - 1
         if position < len(content) - 1:
             self._on_question(feedback)  # the next question is under the feedback
             return elapsed
@@ -424,7 +431,9 @@ async def closed_loop(students: list, content: list[Question], seconds: float) -
     async def one(student) -> None:
         while time.perf_counter() < deadline:
             try:
-                figures.latencies.append(await student.answer(content))
+                latency = await student.answer(content)
+                figures.latencies.append(latency)
+                (figures.finishing if student.finished_attempt else figures.others).append(latency)
                 figures.answers += 1
             except Exception as error:  # counted and shown; the student starts over
                 figures.errors += 1
@@ -690,6 +699,15 @@ def _step(url: str) -> str:
     return "the tool's " + re.sub(r"/[0-9a-f-]{32,36}/|/\d+/", "/…/", urlsplit(url).path)
 
 
+def _tails(size: int, phase: dict[str, Figures]) -> str:
+    """p99 of the answers that do not finish an attempt and of those that do, both sides."""
+    parts = []
+    for of, label in (("others", "the others"), ("finishing", "the finishing ones")):
+        moodle, tool = (phase[side].percentile(0.99, of) for side in ("moodle", "tool"))
+        parts.append(f"{label} {moodle:.0f} / {tool:.0f} ({tool / moodle:.2f})" if moodle else "")
+    return f"{size} students: " + ", ".join(parts)
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
@@ -738,11 +756,15 @@ def table(results: dict) -> str:
         "| of which the tool's launch waited on Moodle's pages (`launch.php`, `auth.php`), "
         f"median ms | | {o['tool in Moodle']:.0f} | {o['tool in Moodle'] / o['moodle']:.2f} | | |"
     )
+    tails = "; ".join(_tails(size, phases[size]) for size in CLASS_SIZES if size > 1)
     steps = ", ".join(
         f"{k[len('the tool') + 3 :]} {v:.1f}" for k, v in o.items() if k.startswith("the tool's ")
     )
     lines = [
         "\n".join(rows),
+        "",
+        "p99 ms, Moodle / tool (ratio), of the answers that do not finish an attempt and of"
+        f" those that do: {tails}",
         "",
         f"The tool's opening, each response of its own until its headers (median ms): {steps}",
         "",

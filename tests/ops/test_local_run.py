@@ -121,8 +121,12 @@ def test_make_run_serves_the_demo_quiz_and_ctrl_c_stops_everything_without_error
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C
         output, _ = run.communicate(timeout=60)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        if run.poll() is None:  # a failure above: Ctrl-C still, since honcho's processes
+            os.killpg(run.pid, signal.SIGINT)  # are each in a group of their own
+            try:
+                run.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(run.pid, signal.SIGKILL)
     assert run.returncode == 0, output[-3000:]
     assert "SIGINT received" in output
     for name in ("web", "worker", "gpu-worker", "beat"):
