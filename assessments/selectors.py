@@ -476,7 +476,7 @@ def placement_overview(
         intro=localized(version.intro, language),
         question_count=version_layout(version.pk).question_count,
         finished_count=attempts[0][1] if attempts else 0,
-        listed_attempts=finished[:listed][::-1] if listed is not None else finished[::-1],
+        listed_attempts=finished[:listed][::-1],
         in_progress=next(
             (row for row, _total in attempts if row.state == AttemptState.IN_PROGRESS), None
         ),

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.quiz_helpers import OPTION_IDS, QUESTION_ID
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_ENV = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG")
 
@@ -61,8 +63,8 @@ def take_the_demo_quiz(base: str) -> str:
     for position in range(1, 9):
         assert f"Question {position} of 8" in page, (position, url, page[:2000])
         form = re.search(r'<form class="question" action="([^"]+)".*?</form>', page, re.S)
-        question = re.search(r'name="question" value="(\d+)"', form[0])[1]
-        option = re.search(r'name="option" value="(\d+)"', form[0])[1]
+        question = QUESTION_ID.search(form[0])[1]
+        option = OPTION_IDS.search(form[0])[1]
         url, page = browser.post(page, form[1], {"question": question, "option": option})
         assert 'class="explanation"' in page, (position, url, page[:2000])
     assert "/summary/" in url
