@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import http.client
 import json
 import logging
@@ -455,3 +456,33 @@ def test_beat_health_check_reads_the_schedule_whatever_the_dbm_module(tmp_path, 
     for name in names:
         os.utime(tmp_path / name, (old, old))
     assert healthcheck.main(["beat", schedule]) == 1  # beat stopped writing
+
+
+def test_a_gunicorn_worker_freezes_what_it_loaded_and_what_its_first_requests_built():
+    """A full collection walks every object the collector tracks; a worker freezes its
+    start-up and warm-up objects so that those passes stop walking them (config/gunicorn.py)."""
+    from types import SimpleNamespace
+
+    from config import gunicorn
+
+    worker = SimpleNamespace()
+    gc.unfreeze()
+    try:
+        gunicorn.post_worker_init(worker)
+        after_start = gc.get_freeze_count()
+        assert after_start > 0
+        built_by_requests = [[index] for index in range(5000)]  # what warm-up requests keep
+        for _ in range(gunicorn.FREEZE_AFTER_REQUESTS - 1):
+            gunicorn.post_request(worker, None, {}, None)
+        assert gc.get_freeze_count() == after_start
+        gunicorn.post_request(worker, None, {}, None)
+        assert gc.get_freeze_count() >= after_start + len(built_by_requests)
+        for _ in range(10):  # once only: later requests' objects stay collectable
+            gunicorn.post_request(worker, None, {}, None)
+        frozen = gc.get_freeze_count()
+        more = [[index] for index in range(1000)]
+        gunicorn.post_request(worker, None, {}, None)
+        assert gc.get_freeze_count() == frozen
+        assert more
+    finally:
+        gc.unfreeze()
