@@ -29,6 +29,8 @@ logconfig_dict = logging_config(
 )
 
 
+# GC_FREEZE=0 leaves the collector as Python sets it (bench/gc_pauses.py compares the two).
+GC_FREEZE = os.environ.get("GC_FREEZE", "1") != "0"
 # After this many requests a worker has built what it builds once (URL resolvers, compiled
 # templates, translations, each quiz version's content): then it is frozen with the rest.
 FREEZE_AFTER_REQUESTS = 200
@@ -44,13 +46,14 @@ def post_worker_init(worker) -> None:
     took 20–50 ms with the start-up frozen, 2.5–14 ms with the warm-up too
     (docs/decisions.md).
     """
-    gc.collect()
-    gc.freeze()
     worker.requests_served = 0
+    if GC_FREEZE:
+        gc.collect()
+        gc.freeze()
 
 
 def post_request(worker, _req, _environ, _resp) -> None:
     worker.requests_served += 1
-    if worker.requests_served == FREEZE_AFTER_REQUESTS:
+    if GC_FREEZE and worker.requests_served == FREEZE_AFTER_REQUESTS:
         gc.collect()
         gc.freeze()

@@ -486,3 +486,17 @@ def test_a_gunicorn_worker_freezes_what_it_loaded_and_what_its_first_requests_bu
         assert more
     finally:
         gc.unfreeze()
+
+
+def test_gc_freeze_0_leaves_the_collector_alone(monkeypatch):
+    from types import SimpleNamespace
+
+    from config import gunicorn
+
+    monkeypatch.setattr(gunicorn, "GC_FREEZE", False)
+    worker = SimpleNamespace()
+    gc.unfreeze()
+    gunicorn.post_worker_init(worker)
+    for _ in range(gunicorn.FREEZE_AFTER_REQUESTS):
+        gunicorn.post_request(worker, None, {}, None)
+    assert gc.get_freeze_count() == 0
