@@ -20,6 +20,14 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # One renderer process for a page and its frames. The LTI tests' tool frame goes from the
+    # tool's site to the platform's (its OIDC step) and back, so with site isolation it moves
+    # between processes three times, and Playwright sometimes lost it on the way: the frame
+    # stayed at the platform's address in Playwright's view while the tool served the
+    # landing to it, and the test timed out, or hung reading the frame (1 run in 10 of
+    # tests/lti with -n 2). The origins, cookies, postMessage and CSP stay cross-site.
+    "--disable-site-isolation-trials",
+    "--disable-features=IsolateOrigins,site-per-process",
 ]
 
 
