@@ -13,7 +13,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, BrowserContext, Frame, FrameLocator, Page, Playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.browser import CHROMIUM, REAL_CHROMIUM_ARGS
 
 from .harness import Moodle, NotNeeded, Record, Settings, Skipped, StepFailed, Tool
 
@@ -21,7 +21,7 @@ from .harness import Moodle, NotNeeded, Record, Settings, Skipped, StepFailed, T
 # setting on): the profile's setting, and Chromium's switch for the same.
 # The tool's other site is HTTPS with a throw-away CA (acceptance/setup_moodle.sh).
 BLOCKING_ARGS = [
-    *CHROMIUM_ARGS,
+    *REAL_CHROMIUM_ARGS,
     "--test-third-party-cookie-phaseout",
     "--ignore-certificate-errors",
 ]
@@ -56,7 +56,7 @@ class Stories:
         self.state = State()
         self.playwright = playwright
         self.browser: Browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            executable_path=CHROMIUM, headless=True, args=REAL_CHROMIUM_ARGS
         )
         self.contexts: dict[str, BrowserContext] = {}
 

@@ -12,7 +12,8 @@ CHROMIUM = "/usr/bin/chromium"
 # with another test worker running a lab, Playwright's default of 5 s was once too short.
 expect.set_options(timeout=10_000)
 AXE_SCRIPT = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
-CHROMIUM_ARGS = [
+# Chromium as people run it, headless (the acceptance suite against Moodle uses these).
+REAL_CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -20,12 +21,15 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    # One renderer process for a page and its frames. The LTI tests' tool frame goes from the
-    # tool's site to the platform's (its OIDC step) and back, so with site isolation it moves
-    # between processes three times, and Playwright sometimes lost it on the way: the frame
-    # stayed at the platform's address in Playwright's view while the tool served the
-    # landing to it, and the test timed out, or hung reading the frame (1 run in 10 of
-    # tests/lti with -n 2). The origins, cookies, postMessage and CSP stay cross-site.
+]
+# The tests' Chromium keeps a page and its frames in one renderer process (decision 48). The
+# LTI tests' tool frame goes from the tool's site to the platform's (its OIDC step) and back,
+# so with site isolation it moves between processes three times, and Playwright sometimes
+# lost it on the way: the frame stayed at the platform's address in Playwright's view while
+# the tool served the landing to it, and the test timed out, or hung reading the frame. The
+# origins, cookies, postMessage and CSP stay cross-site.
+CHROMIUM_ARGS = [
+    *REAL_CHROMIUM_ARGS,
     "--disable-site-isolation-trials",
     "--disable-features=IsolateOrigins,site-per-process",
 ]
