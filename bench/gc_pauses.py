@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,9 +70,7 @@ def run(freeze: bool, seconds: float, students: int, folder: Path) -> str:
                    stdout=subprocess.DEVNULL)  # fmt: skip
     rows = passes(log)
     # The web workers are the processes with the most passes; the master collects rarely.
-    counts: dict[int, int] = {}
-    for pid, *_rest in rows:
-        counts[pid] = counts.get(pid, 0) + 1
+    counts = Counter(pid for pid, *_rest in rows)
     workers = {pid for pid, count in counts.items() if count > 10}
     started = {pid: min(at for p, at, *_ in rows if p == pid) for pid in workers}
     # Start-up: the worker's first ten seconds (import, first requests, the freezes).

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import socket
 import subprocess
 import sys
@@ -38,7 +37,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench import load
-from bench.vs_moodle import Browser, Figures, ToolStudent, closed_loop, questions, stagger
+from bench.vs_moodle import (
+    Browser,
+    Figures,
+    ToolStudent,
+    address_kind,
+    closed_loop,
+    percentile,
+    questions,
+    stagger,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PORT = 8794
@@ -94,15 +102,6 @@ class SignedInStudent(ToolStudent):
         return await self.browser.get(self.placement_url)
 
 
-def kind_of(path: str) -> str:
-    return re.sub(r"/[0-9a-f-]{32,36}/|/\d+/", "/…/", path)
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
-
-
 def report(size: int, figures: Figures, waits: dict[str, list[tuple[float, float]]]) -> str:
     lines = [
         f"{size} students: {figures.rate:.1f} answers/s, {figures.errors} errors"
@@ -146,7 +145,7 @@ def waits_by_kind(
     for request_id, path, sent_at in sent:
         key = (request_id, path)
         if key in taken_up and key in in_django:
-            waits[kind_of(path)].append(((taken_up[key] - sent_at) * 1000, in_django[key]))
+            waits[address_kind(path)].append(((taken_up[key] - sent_at) * 1000, in_django[key]))
     return waits
 
 

@@ -255,6 +255,12 @@ def check_feedback(page: Page, question: Question, correct: bool, verdict: str) 
 # The two loops ------------------------------------------------------------------------------
 
 
+def percentile(values: list[float], share: float) -> float:
+    """The value below which ``share`` of ``values`` lie (0 when there are none)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
 @dataclass
 class Figures:
     answers: int = 0
@@ -272,8 +278,7 @@ class Figures:
 
     def percentile(self, share: float, of: str = "latencies") -> float:
         """Milliseconds, of all answers' ``latencies``, the ``finishing`` ones or the ``others``."""
-        ordered = sorted(getattr(self, of))
-        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000 if ordered else 0.0
+        return percentile(getattr(self, of), share) * 1000
 
     @property
     def cpu_per_answer(self) -> float:
@@ -712,9 +717,14 @@ async def run(settings: Settings, tool: Tool, found: dict, seconds: float) -> di
     return results
 
 
+def address_kind(path: str) -> str:
+    """A tool address with its ids left out (``/attempts/…/summary/``): one name per kind."""
+    return re.sub(r"/[0-9a-f-]{32,36}/|/\d+/", "/…/", path)
+
+
 def _step(url: str) -> str:
-    """A response of the tool's opening by its address, ids left out: one name per step."""
-    return "the tool's " + re.sub(r"/[0-9a-f-]{32,36}/|/\d+/", "/…/", urlsplit(url).path)
+    """A response of the tool's opening by its address: one name per step."""
+    return "the tool's " + address_kind(urlsplit(url).path)
 
 
 def _tails(size: int, phase: dict[str, Figures]) -> str:
