@@ -471,18 +471,20 @@ def test_a_gunicorn_worker_freezes_what_it_loaded_and_what_its_first_requests_bu
         gunicorn.post_worker_init(worker)
         after_start = gc.get_freeze_count()
         assert after_start > 0
+        # Frozen objects that die leave the count, so it may drop; a freeze adds thousands.
         built_by_requests = [[index] for index in range(5000)]  # what warm-up requests keep
         for _ in range(gunicorn.FREEZE_AFTER_REQUESTS - 1):
             gunicorn.post_request(worker, None, {}, None)
-        assert gc.get_freeze_count() == after_start
+        before = gc.get_freeze_count()
+        assert before <= after_start
         gunicorn.post_request(worker, None, {}, None)
-        assert gc.get_freeze_count() >= after_start + len(built_by_requests)
+        assert gc.get_freeze_count() >= before + len(built_by_requests)
         for _ in range(10):  # once only: later requests' objects stay collectable
             gunicorn.post_request(worker, None, {}, None)
         frozen = gc.get_freeze_count()
         more = [[index] for index in range(1000)]
         gunicorn.post_request(worker, None, {}, None)
-        assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() <= frozen
         assert more
     finally:
         gc.unfreeze()
