@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cached_property
 from uuid import UUID
@@ -22,15 +22,14 @@ from django.db.models import (
     FilteredRelation,
     OuterRef,
     Q,
-    QuerySet,
     Subquery,
-    Window,
 )
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from activities import registry
 from activities.grading import grade_by_method, round_grade
-from activities.models import Grade
+from activities.models import Grade, Placement
 from activities.selectors import (
     AttemptRescore,
     PlannedGrade,
@@ -49,6 +48,7 @@ from .models import (
     Option,
     Question,
     Quiz,
+    QuizPlacement,
     QuizVersion,
     Response,
 )
@@ -105,6 +105,7 @@ class VersionLayout:
     content in every language, as the attempt pages show it."""
 
     title: dict[str, str]
+    intro: dict[str, str]
     questions: tuple[LayoutQuestion, ...]
     # version_texts, by language: kept as long as the layout is
     texts: dict[str, VersionTexts] = field(default_factory=dict, compare=False, repr=False)
@@ -133,6 +134,7 @@ def version_layout(version_id: int) -> VersionLayout:
     if layout is None:
         questions: dict[int, LayoutQuestion] = {}
         title: dict[str, str] = {}
+        intro: dict[str, str] = {}
         rows = (
             Option.objects.filter(question__version_id=version_id)
             .select_related("question__version")
@@ -140,7 +142,7 @@ def version_layout(version_id: int) -> VersionLayout:
         )
         for option in rows:
             question = option.question
-            title = question.version.title
+            title, intro = question.version.title, question.version.intro
             if question.pk not in questions:
                 questions[question.pk] = LayoutQuestion(
                     id=question.pk,
@@ -152,7 +154,7 @@ def version_layout(version_id: int) -> VersionLayout:
             questions[question.pk].options[option.pk] = LayoutOption(
                 id=option.pk, text=option.text, is_correct=option.is_correct
             )
-        layout = VersionLayout(title, tuple(questions.values()))
+        layout = VersionLayout(title, intro, tuple(questions.values()))
         if questions:  # never keep a version read before its questions were committed
             _layouts[version_id] = layout
             _versions_of_questions.update(dict.fromkeys(questions, version_id))
@@ -237,9 +239,17 @@ def attempt_policy(placement: ResourceLink) -> AttemptPolicy:
     """The placement's own settings where it has them, else the quiz's defaults."""
     quiz = placed_quiz(placement)
     policy = placement.placement
+    return _policy(
+        policy.max_attempts, policy.grading_method, quiz.max_attempts, quiz.grading_method
+    )
+
+
+def _policy(
+    placement_max: int | None, placement_method: str, quiz_max: int, quiz_method: str
+) -> AttemptPolicy:
     return AttemptPolicy(
-        max_attempts=quiz.max_attempts if policy.max_attempts is None else policy.max_attempts,
-        grading_method=policy.grading_method or quiz.grading_method,
+        max_attempts=quiz_max if placement_max is None else placement_max,
+        grading_method=placement_method or quiz_method,
     )
 
 
@@ -338,62 +348,63 @@ class AttemptView:
         return self.attempt.finished_at - self.attempt.started_at
 
 
-def attempts_of(user: User) -> QuerySet[Attempt]:
-    """Only the user's own attempts: every attempt page looks attempts up through this or
-    through ``attempt_in_play``, which reads the same rows. Each comes with its placement,
-    the placement's rules and its quiz with the current version, which the summary shows
-    (one statement, where reading them one by one took five)."""
-    return Attempt.objects.filter(user=user).select_related(
-        "placement__placement", "placement__quiz_placement__quiz__current_version"
-    )
-
-
-def attempt_view(attempt: Attempt, language: str) -> AttemptView:
-    """The attempt's questions in order, options in the attempt's shuffled order, with
-    what the student chose. Answers' correctness is only meaningful for answered
-    questions; templates must not reveal it before. The content comes from the version's
-    layout (read once per process); only the attempt's answers are read."""
-    answers = attempt.responses.order_by().values_list("question_id", "option_id", "is_correct")
-    return _attempt_view(attempt, answers, language)
-
-
-# The attempt and its answers, one row per answer (one row with no answer before the first).
-# Portable SQL: `make run` serves it from SQLite.
-_ATTEMPT_IN_PLAY_SQL = """
-SELECT a.id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT), r.question_id, r.option_id,
-       r.is_correct
+# The attempt, every column, and its answers: one row per answer (one row with no answer
+# before the first). Portable SQL: `make run` serves it from SQLite.
+_OWN_ATTEMPT_SQL = """
+SELECT a.id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT), a.placement_id, a.number,
+       a.language, a.started_at, a.finished_at, a.score, a.max_score, a.is_last_finished,
+       a.is_highest, r.question_id, r.option_id, r.is_correct
 FROM assessments_attempt a LEFT JOIN assessments_response r ON r.attempt_id = a.id
 WHERE a.public_id = %s AND a.user_id = %s
 """
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
 
 
-def attempt_in_play(user: User, public_id: UUID, language: str) -> AttemptView | None:
-    """``attempt_view`` of the user's attempt ``public_id`` (None when the user has none),
-    for the pages of the answer loop (the question and its feedback): one statement reads
-    the attempt and its answers, where the ORM took two and most of the page's time. The
-    attempt carries the fields those pages read; any other is read when first used."""
+def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView | None:
+    """The user's attempt ``public_id`` (None when the user has none) with its questions in
+    order, options in the attempt's shuffled order and what the student chose, for every
+    page of an attempt (the question, its feedback, the results). Answers' correctness is
+    only meaningful for answered questions; templates must not reveal it before.
+
+    One statement reads the attempt and its answers, where the ORM took two and most of
+    the page's time building them; the content comes from the version's layout (read once
+    per process)."""
     field = Attempt._meta.get_field("public_id")
     with connection.cursor() as cursor:
-        cursor.execute(
-            _ATTEMPT_IN_PLAY_SQL, [field.get_db_prep_value(public_id, connection), user.pk]
-        )
+        cursor.execute(_OWN_ATTEMPT_SQL, [field.get_db_prep_value(public_id, connection), user.pk])
         rows = cursor.fetchall()
     if not rows:
         return None
-    attempt_id, state, version_id, option_order = rows[0][:4]
+    (attempt_id, state, version_id, option_order, placement_id, number, started_in, started_at,
+     finished_at, score, max_score, is_last_finished, is_highest) = rows[0][:13]  # fmt: skip
     loaded = {
         "id": attempt_id,
         "public_id": public_id,
         "user_id": user.pk,
+        "placement_id": placement_id,
         "quiz_version_id": version_id,
+        "number": number,
         "state": state,
+        "language": started_in,
         "option_order": json.loads(option_order),
+        "started_at": _aware(started_at),
+        "finished_at": _aware(finished_at),
+        "score": score,
+        "max_score": max_score,
+        "is_last_finished": bool(is_last_finished),
+        "is_highest": bool(is_highest),
     }
-    names = [name for name in _ATTNAMES if name in loaded]
-    attempt = Attempt.from_db(connection.alias, names, [loaded[name] for name in names])
-    answers = [(row[4], row[5], bool(row[6])) for row in rows if row[4] is not None]
+    attempt = Attempt.from_db(connection.alias, _ATTNAMES, [loaded[name] for name in _ATTNAMES])
+    answers = [(row[13], row[14], bool(row[15])) for row in rows if row[13] is not None]
     return _attempt_view(attempt, answers, language)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """A timestamp read by a raw statement: PostgreSQL's come aware, SQLite's naive in UTC
+    (the ORM makes them aware; a cursor does not)."""
+    if value is None or timezone.is_aware(value):
+        return value
+    return timezone.make_aware(value, UTC)
 
 
 def _attempt_view(
@@ -418,7 +429,6 @@ class AttemptRow:
 
 @dataclass(frozen=True)
 class PlacementOverview:
-    placement: ResourceLink
     title: str
     intro: str
     question_count: int
@@ -450,38 +460,67 @@ class PlacementOverview:
         return round_grade(self.grade.score_given * 100 / self.grade.score_maximum)
 
 
+# The placement's policy and its quiz's current version, then the student's latest attempts
+# there, newest first, each row with the count of their finished ones (one row with no
+# attempt when they have none). Portable SQL.
+_OVERVIEW_SQL = f"""
+SELECT pl.max_attempts, pl.grading_method, qz.max_attempts, qz.grading_method,
+       qz.current_version_id, a.public_id, a.number, a.state, a.finished_at, a.score,
+       a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER ()
+FROM {Placement._meta.db_table} pl
+JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
+JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
+LEFT JOIN {Attempt._meta.db_table} a ON a.placement_id = pl.resource_link_id AND a.user_id = %s
+WHERE pl.resource_link_id = %s
+ORDER BY a.number DESC
+"""
+_GRADE_SQL = f"SELECT * FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
+
+
 def placement_overview(
-    *, user: User, placement: ResourceLink, language: str, listed: int | None = None
+    *, user: User, placement_id: int, language: str, listed: int | None = None
 ) -> PlacementOverview:
     """The activity's page for one student; ``listed`` bounds the finished attempts its table
-    shows to the latest ones (None: all). Reads only those rows and a count, however many
-    attempts the student has made."""
-    version = current_version(placed_quiz(placement))
-    rows = (
-        Attempt.objects.filter(user=user, placement=placement)
-        .annotate(finished_total=Window(Count("pk", filter=Q(state=AttemptState.FINISHED))))
-        .order_by("-number")
-        .values_list(
-            "public_id", "number", "state", "finished_at", "score", "max_score", "finished_total"
-        )
-    )
+    shows to the latest ones (None: all). Two statements, however many attempts the student
+    has made: the placement's rules with the latest attempts and a count, and the grade (the
+    ORM spent several times their cost building them, on the activity's page and the
+    results of every attempt)."""
+    sql, parameters = _OVERVIEW_SQL, [AttemptState.FINISHED.value, user.pk, placement_id]
     if listed is not None:
         # One more than listed: an attempt in progress is the student's latest (one at a time).
-        rows = rows[: listed + 1]
-    attempts = [(AttemptRow(*values[:-1]), values[-1]) for values in rows]
-    finished = [row for row, _total in attempts if row.state == AttemptState.FINISHED]
+        sql, parameters = f"{sql} LIMIT %s", [*parameters, listed + 1]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, parameters)
+        rows = cursor.fetchall()
+    if not rows:
+        raise ValueError(f"the placement {placement_id} is not a quiz's")
+    policy = _policy(*rows[0][:4])
+    version_id = rows[0][4]
+    if version_id is None:
+        raise ValueError(f"the quiz of the placement {placement_id} has no content loaded")
+    attempts = [
+        AttemptRow(
+            public_id=public_id if isinstance(public_id, UUID) else UUID(public_id),
+            number=number,
+            state=state,
+            finished_at=_aware(finished_at),
+            score=score,
+            max_score=max_score,
+        )
+        for public_id, number, state, finished_at, score, max_score in (row[5:11] for row in rows)
+        if public_id is not None
+    ]
+    finished = [row for row in attempts if row.state == AttemptState.FINISHED]
+    layout = version_layout(version_id)
     return PlacementOverview(
-        placement=placement,
-        title=localized(version.title, language),
-        intro=localized(version.intro, language),
-        question_count=version_layout(version.pk).question_count,
-        finished_count=attempts[0][1] if attempts else 0,
+        title=localized(layout.title, language),
+        intro=localized(layout.intro, language),
+        question_count=layout.question_count,
+        finished_count=rows[0][11] or 0,
         listed_attempts=finished[:listed][::-1],
-        in_progress=next(
-            (row for row, _total in attempts if row.state == AttemptState.IN_PROGRESS), None
-        ),
-        grade=Grade.objects.filter(user=user, placement=placement).first(),
-        policy=attempt_policy(placement),
+        in_progress=next((row for row in attempts if row.state == AttemptState.IN_PROGRESS), None),
+        grade=next(iter(Grade.objects.raw(_GRADE_SQL, [user.pk, placement_id])), None),
+        policy=policy,
     )
 
 

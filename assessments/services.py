@@ -107,38 +107,40 @@ def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
 
 def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: str) -> Attempt:
     """The student's attempt in progress on this placement, or a new one if the policy
-    allows another."""
+    allows another.
+
+    No transaction around the read and the insert: the attempt's unique number and its one
+    in progress per student and placement settle two starts at once (a double click, a second
+    tab), and the loser resumes the winner's attempt. Inside a caller's transaction a
+    savepoint keeps that transaction usable after such a race."""
     quiz = placed_quiz(placement)
     policy = attempt_policy(placement)
-    with transaction.atomic():
-        made = Attempt.objects.filter(user=user, placement=placement).aggregate(
-            count=Count("pk"), in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS))
+    made = Attempt.objects.filter(user=user, placement=placement).aggregate(
+        count=Count("pk"), in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS))
+    )
+    if made["in_progress"] is not None:
+        return Attempt.objects.get(pk=made["in_progress"])
+    if policy.max_attempts and made["count"] >= policy.max_attempts:
+        raise AttemptLimitReached(
+            _("You have used all %(count)s attempts allowed on this quiz.")
+            % {"count": policy.max_attempts}
         )
-        if made["in_progress"] is not None:
-            return Attempt.objects.get(pk=made["in_progress"])
-        if policy.max_attempts and made["count"] >= policy.max_attempts:
-            raise AttemptLimitReached(
-                _("You have used all %(count)s attempts allowed on this quiz.")
-                % {"count": policy.max_attempts}
+    version = current_version(quiz)
+    option_order = _shuffled_option_order(version)
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    try:
+        with guard:
+            return Attempt.objects.create(
+                user=user,
+                placement=placement,
+                quiz_version=version,
+                number=made["count"] + 1,
+                language=language,
+                option_order=option_order,
+                max_score=len(option_order),
             )
-        version = current_version(quiz)
-        option_order = _shuffled_option_order(version)
-        try:
-            with transaction.atomic():
-                return Attempt.objects.create(
-                    user=user,
-                    placement=placement,
-                    quiz_version=version,
-                    number=made["count"] + 1,
-                    language=language,
-                    option_order=option_order,
-                    max_score=len(option_order),
-                )
-        except IntegrityError:
-            # Another request (a double click, a second tab) started it first: resume that one.
-            return Attempt.objects.get(
-                user=user, placement=placement, state=AttemptState.IN_PROGRESS
-            )
+    except IntegrityError:
+        return Attempt.objects.get(user=user, placement=placement, state=AttemptState.IN_PROGRESS)
 
 
 def _parse_id(raw: object, message: str) -> int:

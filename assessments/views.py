@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -29,12 +29,8 @@ from .forms import ClearOverrideForm, OverrideForm, PlacementSettingsForm
 from .models import Attempt
 
 
-def _own_attempt(request: HttpRequest, public_id: Any) -> Attempt:
-    return get_object_or_404(selectors.attempts_of(request.user), public_id=public_id)
-
-
-def _attempt_in_play(request: HttpRequest, public_id: Any) -> selectors.AttemptView:
-    view = selectors.attempt_in_play(request.user, public_id, get_language())
+def _own_attempt(request: HttpRequest, public_id: Any) -> selectors.AttemptView:
+    view = selectors.own_attempt_view(request.user, public_id, get_language())
     if view is None:
         raise Http404("No such attempt of this user.")
     return view
@@ -51,14 +47,14 @@ def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
     found, role = member_placement(request, placement_id, "quiz")
     overview = selectors.placement_overview(
         user=request.user,
-        placement=found,
+        placement_id=found.pk,
         language=get_language(),
         listed=None if request.GET.get("attempts") == "all" else LISTED_ATTEMPTS,
     )
     return render(
         request,
         "assessments/placement.html",
-        {"overview": overview, "is_staff": role == Role.STAFF},
+        {"overview": overview, "placement": found, "is_staff": role == Role.STAFF},
     )
 
 
@@ -113,7 +109,7 @@ def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
 @require_GET
 @launch_required
 def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
-    view = _attempt_in_play(request, public_id)
+    view = _own_attempt(request, public_id)
     if view.attempt.is_finished:
         return redirect("assessments:summary", public_id=public_id)
     return render(
@@ -147,7 +143,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
 @require_GET
 @launch_required
 def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
-    view = _attempt_in_play(request, public_id)
+    view = _own_attempt(request, public_id)
     attempt = view.attempt
     question = view.question_at(position)
     if question is None:
@@ -171,13 +167,11 @@ def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpRespons
 @require_GET
 @launch_required
 def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
-    attempt = _own_attempt(request, public_id)
-    if not attempt.is_finished:
-        return redirect("assessments:attempt", public_id=attempt.public_id)
-    language = get_language()
-    view = selectors.attempt_view(attempt, language)
+    view = _own_attempt(request, public_id)
+    if not view.attempt.is_finished:
+        return redirect("assessments:attempt", public_id=public_id)
     overview = selectors.placement_overview(
-        user=request.user, placement=attempt.placement, language=language, listed=0
+        user=request.user, placement_id=view.attempt.placement_id, language=get_language(), listed=0
     )
     # Right after the last answer (?answered=N): that answer's feedback first.
     try:

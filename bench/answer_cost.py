@@ -114,7 +114,7 @@ def _timed_parts(kind_now: list[str]) -> dict[str, list[float]]:
     parts: dict[str, list[float]] = defaultdict(list)
     for owner, name, label in (
         (templates.Template, "render", "the template"),
-        (selectors, "attempt_in_play", "the attempt's statement and its view"),
+        (selectors, "own_attempt_view", "the attempt's statement and its view"),
         (sessions.SessionStore, "load", "the session (cache)"),
         (backends.CachedUserBackend, "get_user", "the user (cache)"),
         (middleware, "frame_ancestors", "the framing origins"),
