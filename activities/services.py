@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -111,11 +111,16 @@ def update_placement(
     return placement
 
 
+_GRADE_SQL = f"SELECT * FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
+
+
 def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[Grade, bool]:
     """The student's grade row, locked for this transaction; made (as a placeholder the
     caller fills in) when there is none. A concurrent first grade (a student finishing while
     staff override) waits on the unique index, then takes the row the other one made."""
-    grade = Grade.objects.select_for_update().filter(user_id=user_id, placement=placement).first()
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    # Written out: the ORM took several times the statement's cost to build it (decision 49).
+    grade = next(iter(Grade.objects.raw(_GRADE_SQL + lock, [user_id, placement.pk])), None)
     if grade is not None:
         return grade, False
     try:

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, Max, Q, When
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -323,33 +323,45 @@ def _finish_attempt(
     refresh_grade(user=user, placement=placement)
 
 
+# The student's attempts on the placement, locked, and the change of their counted flags.
+# Portable SQL (SQLite has no row locks: its writes already take turns); written out because
+# building the ORM's two queries took most of a finishing answer (decision 49).
+_ATTEMPTS_TO_MARK_SQL = f"""
+SELECT state, number, id, score, max_score, is_last_finished, is_highest
+FROM {Attempt._meta.db_table}
+WHERE user_id = %s AND placement_id = %s
+ORDER BY number
+"""
+_MARK_COUNTED_SQL = f"""
+UPDATE {Attempt._meta.db_table} SET is_last_finished = (id = %s), is_highest = (id = %s)
+WHERE id IN ({{ids}})
+"""
+
+
 def mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[int, int, int]]:
     """Flag the student's last and highest-scoring finished attempts on the placement,
     writing only the rows whose flags change; the finished attempts' (number, score,
-    max_score) in order. The student's attempts there are locked first, so a finish and a
-    regrade of the same student take turns."""
-    rows = Attempt.objects.filter(user_id=user_id, placement=placement).select_for_update()
-    finished = sorted(
-        row[1:]
-        for row in rows.values_list(
-            "state", "number", "pk", "score", "max_score", "is_last_finished", "is_highest"
-        )
-        if row[0] == AttemptState.FINISHED
-    )
-    if not finished:
-        return []
-    last = finished[-1][1]
-    highest = max(finished, key=lambda row: (row[2], -row[0]))[1]
-    changed = [
-        pk
-        for _number, pk, _score, _maximum, is_last, is_highest in finished
-        if is_last != (pk == last) or is_highest != (pk == highest)
-    ]
-    if changed:
-        Attempt.objects.filter(pk__in=changed).update(
-            is_last_finished=Case(When(pk=last, then=True), default=False),
-            is_highest=Case(When(pk=highest, then=True), default=False),
-        )
+    max_score) in order. All the student's attempts there are locked first, the one a
+    concurrent answer is finishing too (its state is read once that answer commits), so a
+    finish and a regrade of the same student take turns."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(_ATTEMPTS_TO_MARK_SQL + lock, [user_id, placement.pk])
+        finished = [row[1:] for row in cursor.fetchall() if row[0] == AttemptState.FINISHED]
+        if not finished:
+            return []
+        last = finished[-1][1]
+        highest = max(finished, key=lambda row: (row[2], -row[0]))[1]
+        changed = [
+            pk
+            for _number, pk, _score, _maximum, is_last, is_highest in finished
+            if bool(is_last) != (pk == last) or bool(is_highest) != (pk == highest)
+        ]
+        if changed:
+            cursor.execute(
+                _MARK_COUNTED_SQL.format(ids=", ".join(["%s"] * len(changed))),
+                [last, highest, *changed],
+            )
     return [
         (number, score, maximum)
         for number, _pk, score, maximum, _last, _high in finished
