@@ -53,8 +53,9 @@ class Browser:
             return response.geturl(), response.read().decode()
 
 
-def take_the_demo_quiz(base: str) -> str:
-    """The demo student's whole quiz, each answer the first option; the results page."""
+def take_the_demo_quiz(base: str) -> tuple[Browser, str]:
+    """The demo student's whole quiz, each answer the first option: their browser and the
+    results page."""
     browser = Browser(base)
     _, page = browser.get("/")
     _, page = browser.post(page, "/lti/demo/launch/", {"role": "learner"})
@@ -68,7 +69,7 @@ def take_the_demo_quiz(base: str) -> str:
         url, page = browser.post(page, form[1], {"question": question, "option": option})
         assert 'class="explanation"' in page, (position, url, page[:2000])
     assert "/summary/" in url
-    return page
+    return browser, page
 
 
 @pytest.mark.worker
@@ -117,8 +118,20 @@ def test_make_run_serves_the_demo_quiz_and_ctrl_c_stops_everything_without_error
                 assert run.poll() is None, run.stdout.read()
                 assert time.monotonic() < deadline, "no answer on /healthz in 120 s"
                 time.sleep(0.5)
-        results = take_the_demo_quiz(f"http://127.0.0.1:{port}")
+        base = f"http://127.0.0.1:{port}"
+        browser, results = take_the_demo_quiz(base)
         assert re.search(r'id="score">Your score: \d of 8<', results)
+        # The results' and the activity's pages read SQLite through plain statements too:
+        # timestamps come back aware (an ISO time with its offset), ids as UUIDs (links).
+        assert re.search(r'data-fact="finished"><time datetime="[^"]+\+00:00"', results)
+        quiz_page = re.search(r'<p class="quiz-title"><a href="([^"]+)"', results)[1]
+        _, activity = browser.get(html.unescape(quiz_page))
+        review = re.search(
+            r'<a href="(/attempts/[0-9a-f-]{36}/summary/)">Review attempt 1<', activity
+        )
+        assert review, activity[:3000]
+        _, again = browser.get(review[1])
+        assert re.search(r'id="score">Your score: \d of 8<', again)
         time.sleep(3)  # the workers and beat finish starting
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C
         output, _ = run.communicate(timeout=60)
