@@ -485,7 +485,8 @@ def placement_overview(
     has made: the placement's rules with the latest attempts and a count, and the grade (the
     ORM spent several times their cost building them, on the activity's page and the
     results of every attempt)."""
-    sql, parameters = _OVERVIEW_SQL, [AttemptState.FINISHED.value, user.pk, placement_id]
+    sql = _OVERVIEW_SQL
+    parameters: list[str | int] = [AttemptState.FINISHED.value, user.pk, placement_id]
     if listed is not None:
         # One more than listed: an attempt in progress is the student's latest (one at a time).
         sql, parameters = f"{sql} LIMIT %s", [*parameters, listed + 1]
