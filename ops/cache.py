@@ -69,6 +69,16 @@ _MISS: dict[str, Callable[..., Any]] = {
 }
 
 
+# Django's incr checks that the key is there, then adds to it: a key whose timeout ran out in
+# between came back without one. One script does both in one step on the server.
+_INCR_EXISTING = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+    return redis.call('INCRBY', KEYS[1], ARGV[1])
+end
+return false
+"""
+
+
 def _falling_back(name: str, operation: Callable[..., Any]) -> Callable[..., Any]:
     miss = _MISS[name]
 
@@ -90,6 +100,7 @@ class RedisCache(BaseCache):
         super().__init__(params)
         self._server = server
         self._client = redis.Redis.from_url(server, **params.get("OPTIONS", {}))
+        self._incr_existing = self._client.register_script(_INCR_EXISTING)
 
     @staticmethod
     def _dumps(value: Any) -> Any:
@@ -180,9 +191,10 @@ class RedisCache(BaseCache):
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         name = self.make_and_validate_key(key, version=version)
-        if not self._client.exists(name):
+        value = self._incr_existing(keys=[name], args=[delta])
+        if value is None:
             raise ValueError(f"Key '{key}' not found.")
-        return int(self._client.incr(name, delta))
+        return int(value)
 
     def clear(self) -> None:
         self._client.flushdb()

@@ -3,6 +3,7 @@ same stored format as Django's own Redis backend."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 import pytest
@@ -71,3 +72,25 @@ def test_one_client_serves_every_call(pair, monkeypatch):
     for _ in range(5):
         ours.get("a")
     assert built == []
+
+
+def test_an_incr_racing_its_key_s_expiry_leaves_no_key_without_a_timeout(pair, monkeypatch):
+    """A rate limit's window counter expires a moment after its window. An incr that checks
+    the key, then adds to it, could meet the expiry in between and create the key anew with
+    no timeout: a counter kept for ever. The check and the addition are one step."""
+    ours, _ = pair
+    ours.set("counter", 5, timeout=30)
+    name = ours.make_and_validate_key("counter")
+    client = ours._client
+    real_exists = client.exists
+
+    def exists_then_expires(*names):
+        found = real_exists(*names)
+        client.delete(name)  # the key's timeout runs out right after it was seen
+        return found
+
+    monkeypatch.setattr(client, "exists", exists_then_expires)
+    # Gone before the addition would be "not found", as Django's incr says.
+    with contextlib.suppress(ValueError):
+        ours.incr("counter")
+    assert client.ttl(name) != -1  # absent (-2) or with its timeout, never without one
