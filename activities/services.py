@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -29,7 +29,7 @@ from .models import (
     Placement,
     Regrade,
 )
-from .selectors import PlannedGrade, placement_score_maximum, regrade_plan
+from .selectors import PlannedGrade, grade_of, placement_score_maximum, regrade_plan
 from .signals import grade_changed
 
 # Placed by deep linking in the content item's custom parameters; come back in launches.
@@ -111,16 +111,11 @@ def update_placement(
     return placement
 
 
-_GRADE_SQL = f"SELECT * FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
-
-
 def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[Grade, bool]:
     """The student's grade row, locked for this transaction; made (as a placeholder the
     caller fills in) when there is none. A concurrent first grade (a student finishing while
     staff override) waits on the unique index, then takes the row the other one made."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    # Written out: the ORM took several times the statement's cost to build it (decision 49).
-    grade = next(iter(Grade.objects.raw(_GRADE_SQL + lock, [user_id, placement.pk])), None)
+    grade = grade_of(user_id, placement.pk, lock=True)
     if grade is not None:
         return grade, False
     try:

@@ -34,6 +34,7 @@ from activities.selectors import (
     AttemptRescore,
     PlannedGrade,
     Try,
+    grade_of,
     placement_score_maximum,
     student_name_expression,
 )
@@ -350,11 +351,11 @@ class AttemptView:
 
 # The attempt, every column, and its answers: one row per answer (one row with no answer
 # before the first). Portable SQL: `make run` serves it from SQLite.
-_OWN_ATTEMPT_SQL = """
+_OWN_ATTEMPT_SQL = f"""
 SELECT a.id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT), a.placement_id, a.number,
        a.language, a.started_at, a.finished_at, a.score, a.max_score, a.is_last_finished,
        a.is_highest, r.question_id, r.option_id, r.is_correct
-FROM assessments_attempt a LEFT JOIN assessments_response r ON r.attempt_id = a.id
+FROM {Attempt._meta.db_table} a LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
 WHERE a.public_id = %s AND a.user_id = %s
 """
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
@@ -474,7 +475,6 @@ LEFT JOIN {Attempt._meta.db_table} a ON a.placement_id = pl.resource_link_id AND
 WHERE pl.resource_link_id = %s
 ORDER BY a.number DESC
 """
-_GRADE_SQL = f"SELECT * FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
 
 
 def placement_overview(
@@ -520,7 +520,7 @@ def placement_overview(
         finished_count=rows[0][11] or 0,
         listed_attempts=finished[:listed][::-1],
         in_progress=next((row for row in attempts if row.state == AttemptState.IN_PROGRESS), None),
-        grade=next(iter(Grade.objects.raw(_GRADE_SQL, [user.pk, placement_id])), None),
+        grade=grade_of(user.pk, placement_id),
         policy=policy,
     )
 

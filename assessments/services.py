@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from activities.grading import grade_by_method
 from activities.models import ChangeCause, Grade, Regrade
-from activities.selectors import placement_score_maximum
+from activities.selectors import for_update, placement_score_maximum
 from activities.services import (
     recompute_placement,
     set_placement_grade,
@@ -324,7 +324,7 @@ def _finish_attempt(
 
 
 # The student's attempts on the placement, locked, and the change of their counted flags.
-# Portable SQL (SQLite has no row locks: its writes already take turns); written out because
+# Portable SQL; written out because
 # building the ORM's two queries took most of a finishing answer (decision 49).
 _ATTEMPTS_TO_MARK_SQL = f"""
 SELECT state, number, id, score, max_score, is_last_finished, is_highest
@@ -344,9 +344,8 @@ def mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[i
     max_score) in order. All the student's attempts there are locked first, the one a
     concurrent answer is finishing too (its state is read once that answer commits), so a
     finish and a regrade of the same student take turns."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     with connection.cursor() as cursor:
-        cursor.execute(_ATTEMPTS_TO_MARK_SQL + lock, [user_id, placement.pk])
+        cursor.execute(for_update(_ATTEMPTS_TO_MARK_SQL), [user_id, placement.pk])
         finished = [row[1:] for row in cursor.fetchall() if row[0] == AttemptState.FINISHED]
         if not finished:
             return []
