@@ -166,6 +166,17 @@ else:
         }
     }
 
+# Template fragments that show only a quiz version's content, translations and static
+# addresses ({% cache %} in the templates): made once per process, kept in its memory, since
+# none of them changes until a deploy restarts it (decision 50). Never shared through Redis:
+# a round trip costs more than rendering the fragment.
+CACHES["template_fragments"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "template-fragments",
+    "TIMEOUT": None,
+    "OPTIONS": {"MAX_ENTRIES": 20000},
+}
+
 # Sessions live in the database, read through the cache (decision 29: Redis may go away).
 SESSION_ENGINE = "ops.sessions"
 # Django's ModelBackend with the per-request user lookup served from the cache. The plain
