@@ -274,16 +274,6 @@ class QuestionView:
     answered_correctly: bool | None
 
     @property
-    def content_key(self) -> str:
-        """Everything the question's rendered fragments show that is not the version's
-        content in the reader's language: which question, in what order, what was chosen and
-        the answer's mark (a regrade may change it). The templates cache their fragments
-        under it (decision 50)."""
-        order = ",".join(str(option.id) for option in self.options)
-        chosen = self.chosen_option
-        return f"{self.id}:{order}:{chosen.id if chosen else ''}:{self.answered_correctly}"
-
-    @property
     def correct_option(self) -> OptionView:
         return next(option for option in self.options if option.is_correct)
 

@@ -3,11 +3,42 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import lru_cache
 
 from django import template
-from django.utils.translation import ngettext
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language, ngettext, override
+
+from assessments.selectors import OptionView, QuestionView
 
 register = template.Library()
+
+# How a question's options are shown: as choices in the answer form, or reviewed after
+# the answer (the right one and the student's marked).
+OPTION_TEMPLATES = {
+    "choice": "assessments/_option_choice.html",
+    "reviewed": "assessments/_option_reviewed.html",
+}
+
+
+@register.simple_tag
+def option_items(question: QuestionView, shown_as: str) -> SafeString:
+    """The question's options as list items, in the order this attempt shows them. Each item
+    is rendered once per process, option, way of showing and language (decision 50): a page
+    shows 4 to 32 of them, the template's loop cost most of a page, and an option's text and
+    mark never change."""
+    template_name = OPTION_TEMPLATES[shown_as]
+    language = get_language()
+    return mark_safe(  # noqa: S308 - joins items each rendered by an autoescaping template
+        "".join(_option_item(template_name, option, language) for option in question.options)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _option_item(template_name: str, option: OptionView, language: str) -> str:
+    with override(language):
+        return render_to_string(template_name, {"option": option})
 
 
 @register.filter

@@ -1,7 +1,8 @@
-"""The loop's pages keep the fragments that show only a version's content, made once per
-process (decision 50). What must never come from another request's fragment: the order this
-attempt shows, what this student chose, the mark this answer has now, the reader's language,
-and anything of the session (CSRF token, the page's own address)."""
+"""The loop's pages keep what shows only a version's content, made once per process
+(decision 50): fragments of the pages and each option's item. What must never come from
+another request's: the order this attempt shows, what this student chose, the mark this
+answer has now, the reader's language, and anything of the session (CSRF token, the page's
+own address)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,8 @@ def test_each_page_shows_its_own_order_choice_mark_language_and_session(learner_
         page = learner_client.get(feedback, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
     assert "✔ Верно" in page
     assert chosen_text(page) == wrong.text["ru"]
+    assert "Ваш ответ" in page
+    assert "Your answer" not in page
     assert "Submit answer" not in page
     assert "Ответить" in page
     assert NEXT.search(page).group(1) == feedback
