@@ -26,7 +26,12 @@ def for_update(sql: str) -> str:
     return f"{sql} FOR UPDATE" if connection.features.has_select_for_update else sql
 
 
-_GRADE_SQL = f"SELECT * FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
+# The columns named, not *: a prepared statement (decision 51) whose result's columns change
+# under it (a migration adding one while old workers still serve) fails until they restart.
+_GRADE_SQL = (
+    f"SELECT {', '.join(field.column for field in Grade._meta.concrete_fields)}"
+    f" FROM {Grade._meta.db_table} WHERE user_id = %s AND placement_id = %s"
+)
 
 
 def grade_of(user_id: int, placement_id: int, *, lock: bool = False) -> Grade | None:

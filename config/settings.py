@@ -141,6 +141,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+elif os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0":
+    # Each connection plans a statement once after its fifth use and keeps the plan
+    # (psycopg's prepared statements, which need server-side binding; decision 51): planning
+    # a statement cost PostgreSQL several times running it in the answer loop. 0 turns it off for a
+    # pooler in transaction mode that cannot keep them (PgBouncer before 1.21).
+    DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
