@@ -144,8 +144,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 elif os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0":
     # Each connection plans a statement once after its fifth use and keeps the plan
     # (psycopg's prepared statements, which need server-side binding; decision 51): planning
-    # a statement cost PostgreSQL several times running it in the answer loop. 0 turns it off for a
-    # pooler in transaction mode that cannot keep them (PgBouncer before 1.21).
+    # a statement of the answer loop cost PostgreSQL several times running it. 0 turns it
+    # off for a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).
     DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
