@@ -46,6 +46,8 @@ PostgreSQL backends that ended during a run are in the postmaster's reaped-child
 (every database's), counted to the side that was running: they are that side's backends
 (a backend's whole life's CPU shows only when it ends; both sides keep theirs for the whole
 run here, Moodle by ``dbpersist`` and the tool by ``DATABASE_CONN_MAX_AGE``, so little ends).
+Moodle's php-fpm during the tool's runs (receiving the tool's grades over AGS) is printed
+apart, in neither side's figure.
 On a machine where other work opens connections, that counts it against the side running.
 Opening the activity is timed sequentially, one student: Moodle's quiz page to question 1,
 against the launch through Moodle to question 1.
@@ -270,6 +272,9 @@ class Figures:
     others: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cpu_ms: dict[str, float] = field(default_factory=dict)  # CPU ms per answer, by process kind
+    # The tool's runs: Moodle's php-fpm meanwhile (receiving the tool's grades over AGS, on the
+    # same two cores), per answer; apart from the tool's figure, as Moodle's work.
+    lms_cpu_ms: float = 0.0
     first_error: str = ""
 
     @property
@@ -547,6 +552,9 @@ async def measured(meter: CpuMeter, side: str, run) -> Figures:
     for kind in before:
         if kind.startswith(side) or kind in ("client", "postgres ended connections"):
             figures.cpu_ms[kind] = (after[kind] - before[kind]) * 1000 / count
+    if side == "tool":
+        spent = after["moodle php-fpm"] - before["moodle php-fpm"]
+        figures.lms_cpu_ms = spent * 1000 / count
     return figures
 
 
@@ -806,6 +814,11 @@ def table(results: dict) -> str:
                 f"- {size} student(s), {side}: {f.answers} answers in {f.seconds:.1f} s,"
                 f" {f.errors} errors{(' (first: ' + f.first_error + ')') if f.errors else ''};"
                 f" {kinds}"
+                + (
+                    f"; apart, Moodle's php-fpm meanwhile (the tool's grades) {f.lms_cpu_ms:.2f}"
+                    if side == "tool"
+                    else ""
+                )
             )
     return "\n".join(lines)
 
