@@ -324,8 +324,8 @@ def _finish_attempt(
 
 
 # The student's attempts on the placement, locked, and the change of their counted flags.
-# Portable SQL; written out because
-# building the ORM's two queries took most of a finishing answer (decision 49).
+# Portable SQL, written out because building the ORM's two queries took most of a finishing
+# answer (decision 49).
 _ATTEMPTS_TO_MARK_SQL = f"""
 SELECT state, number, id, score, max_score, is_last_finished, is_highest
 FROM {Attempt._meta.db_table}

@@ -141,12 +141,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-elif os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0":
+elif (
+    DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    and os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0"
+):
     # Each connection plans a statement once after its fifth use and keeps the plan
     # (psycopg's prepared statements, which need server-side binding; decision 51): planning
     # a statement of the answer loop cost PostgreSQL several times running it. 0 turns it
     # off for a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).
-    DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
+    # Added to the URL's own options (?sslmode=require stays).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=5
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

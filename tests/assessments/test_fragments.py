@@ -78,6 +78,10 @@ def test_each_page_shows_its_own_order_choice_mark_language_and_session(learner_
     assert "Your answer" not in page
     assert "Submit answer" not in page
     assert "Ответить" in page
+    # The layout's header, kept per language: the English one was made on the pages before.
+    assert "Перейти к содержимому" in page
+    assert re.search(r'value="ru" lang="ru"\s+aria-describedby="language-label"\s+'
+                     r'aria-pressed="true"', page)  # fmt: skip
     assert NEXT.search(page).group(1) == feedback
 
     attempt_page = reverse("assessments:attempt", args=[second.public_id])

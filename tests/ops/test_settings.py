@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ SHOW = (
 )
 
 
-def run_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+def run_settings(tmp_path, show: str = SHOW, **env: str) -> subprocess.CompletedProcess:
     clean = {
         key: value
         for key, value in os.environ.items()
@@ -24,7 +25,7 @@ def run_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
     }
     clean.update(DJANGO_SETTINGS_MODULE="config.settings", GCQUIZ_VAR_DIR=str(tmp_path), **env)
     return subprocess.run(
-        [sys.executable, "-c", SHOW],
+        [sys.executable, "-c", show],
         cwd=settings.BASE_DIR,
         env=clean,
         capture_output=True,
@@ -63,6 +64,39 @@ def test_production_services_come_from_the_environment(tmp_path):
     assert result.stdout.strip() == (
         '["django.db.backends.postgresql", "redis://cache:6379/0", "ops.cache.RedisCache"]'
     )
+
+
+SHOW_DATABASE_OPTIONS = (
+    "import django, json; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps(s.DATABASES['default'].get('OPTIONS', {}), sort_keys=True))"
+)
+PREPARED = {"prepare_threshold": 5, "server_side_binding": True}
+
+
+@pytest.mark.worker
+@pytest.mark.parametrize(
+    ("url", "prepared", "expected"),
+    [
+        # The URL's own options (TLS to a managed database) stay, whatever is added.
+        ("postgres://u@db:5432/gcquiz?sslmode=require", "1", {"sslmode": "require", **PREPARED}),
+        ("postgres://u@db:5432/gcquiz?sslmode=require", "0", {"sslmode": "require"}),
+        # psycopg's options only for PostgreSQL: another backend would refuse them.
+        ("sqlite:///gcquiz.sqlite3", "1", {"init_command", "timeout", "transaction_mode"}),
+    ],
+)
+def test_prepared_statements_keep_the_urls_options_and_only_on_postgresql(
+    tmp_path, url, prepared, expected
+):
+    result = run_settings(
+        tmp_path,
+        show=SHOW_DATABASE_OPTIONS,
+        SECRET_KEY="x" * 50,
+        DATABASE_URL=url,
+        DATABASE_PREPARED_STATEMENTS=prepared,
+    )
+    assert result.returncode == 0, result.stderr
+    options = json.loads(result.stdout)
+    assert (set(options) if isinstance(expected, set) else options) == expected
 
 
 @pytest.mark.worker
