@@ -49,6 +49,12 @@ run here, Moodle by ``dbpersist`` and the tool by ``DATABASE_CONN_MAX_AGE``, so 
 Moodle's php-fpm during the tool's runs (receiving the tool's grades over AGS) is printed
 apart, in neither side's figure.
 On a machine where other work opens connections, that counts it against the side running.
+Before each side's run the harness waits for a quiet machine (a CHECKPOINT and a sync, then a second
+under 10% busy; at most a minute): Moodle ran first at each size and its PostgreSQL
+after-effects (the checkpoint's writes, autovacuum on its tables, billed through the
+postmaster's reaped children) fell in the tool's run, as the tool's grades reaching Moodle
+would fall in Moodle's next. Each side's line also prints the whole machine's CPU per answer
+during its run (/proc/stat), and how long the wait was and how busy the machine was then.
 Opening the activity is timed sequentially, one student: Moodle's quiz page to question 1,
 against the launch through Moodle to question 1.
 
@@ -275,6 +281,14 @@ class Figures:
     # The tool's runs: Moodle's php-fpm meanwhile (receiving the tool's grades over AGS, on the
     # same two cores), per answer; apart from the tool's figure, as Moodle's work.
     lms_cpu_ms: float = 0.0
+    # Every process's CPU on the machine during the run, per answer (/proc/stat): what the
+    # sides' figures leave out shows as the difference (autovacuum, the checkpointer, others).
+    machine_cpu_ms: float = 0.0
+    # Before the run: seconds waited for a quiet machine, and how busy it was when that began.
+    settled_s: float = 0.0
+    busy_before: float = 0.0
+    dirty_mb_before: float = 0.0  # the page cache's dirty data written out before the run
+    steal_share: float = 0.0  # of the run's CPU time, taken by the hypervisor for others
     first_error: str = ""
 
     @property
@@ -544,11 +558,67 @@ def _database_name_of_moodle() -> str:
     return os.environ.get("MOODLE_DB_NAME", "moodle_acceptance")
 
 
-async def measured(meter: CpuMeter, side: str, run) -> Figures:
+def machine_cpu() -> tuple[float, float, float]:
+    """(busy, all, stolen) CPU seconds of the whole machine so far, from /proc/stat; stolen
+    is the time a virtual machine's CPUs waited for the host (others' load)."""
+    ticks = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    every = sum(ticks[:8])
+    return (every - idle) / CLOCK_TICKS, every / CLOCK_TICKS, ticks[7] / CLOCK_TICKS
+
+
+def dirty_mb() -> float:
+    """The page cache's data not yet written to disk (/proc/meminfo), MB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Dirty:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+QUIET_SHARE = 0.10  # of all CPUs, over a second: the machine counts as quiet
+SETTLE_LIMIT_S = 60.0
+
+
+async def settle(settings: Settings) -> tuple[float, float, float]:
+    """Wait for the machine to be quiet before a side's run: PostgreSQL's checkpoint and
+    autovacuum after one side's writes, the disk writing out its files (Moodle's sessions
+    and caches are files), and the grades of the tool's run reaching Moodle would otherwise
+    run during the other side's run (Moodle ran first at each size; its after-effects fell
+    in the tool's runs). A CHECKPOINT and a sync, then a wait until the machine is under
+    QUIET_SHARE busy for a second (at most SETTLE_LIMIT_S). Returns (seconds waited, the
+    machine's busy share in the first second, MB that were waiting to be written)."""
+    started = time.perf_counter()
+    dirty = dirty_mb()
+    subprocess.run(
+        ["psql", "-q", "-d", settings.tool_database_url, "-c", "CHECKPOINT"],
+        capture_output=True,
+        timeout=120,
+    )
+    await asyncio.to_thread(os.sync)
+    first = None
+    while time.perf_counter() - started < SETTLE_LIMIT_S:
+        busy, total, _stolen = machine_cpu()
+        await asyncio.sleep(1.0)
+        busy_after, total_after, _stolen = machine_cpu()
+        share = (busy_after - busy) / max(1e-9, total_after - total)
+        first = share if first is None else first
+        if share < QUIET_SHARE:
+            break
+    return time.perf_counter() - started, first or 0.0, dirty
+
+
+async def measured(meter: CpuMeter, side: str, run, settings: Settings) -> Figures:
+    figures_before = await settle(settings)
     before = meter.sample()
+    machine_before = machine_cpu()
     figures = await run
+    machine_after = machine_cpu()
     after = meter.sample()
     count = max(1, figures.answers)
+    figures.settled_s, figures.busy_before, figures.dirty_mb_before = figures_before
+    busy, every, stolen = (b - a for a, b in zip(machine_before, machine_after, strict=True))
+    figures.machine_cpu_ms = busy * 1000 / count
+    figures.steal_share = stolen / every if every else 0.0
     for kind in before:
         if kind.startswith(side) or kind in ("client", "postgres ended connections"):
             figures.cpu_ms[kind] = (after[kind] - before[kind]) * 1000 / count
@@ -710,9 +780,11 @@ async def run(settings: Settings, tool: Tool, found: dict, seconds: float) -> di
         await closed_loop(ours[:4], content, 5)
         for size in CLASS_SIZES:
             moodle_figures = await measured(
-                meter, "moodle", closed_loop(moodle[:size], content, seconds)
+                meter, "moodle", closed_loop(moodle[:size], content, seconds), settings
             )
-            tool_figures = await measured(meter, "tool", closed_loop(ours[:size], content, seconds))
+            tool_figures = await measured(
+                meter, "tool", closed_loop(ours[:size], content, seconds), settings
+            )
             results["phases"][size] = {"moodle": moodle_figures, "tool": tool_figures}
             print(
                 f"{size} students: Moodle {moodle_figures.answers} answers"
@@ -819,6 +891,10 @@ def table(results: dict) -> str:
                     if side == "tool"
                     else ""
                 )
+                + f"; the whole machine {f.machine_cpu_ms:.2f}, {f.steal_share:.1%} of its CPU"
+                f" time stolen by the host (before the run: {f.dirty_mb_before:.0f} MB written"
+                f" out, {f.settled_s:.1f} s waited for a quiet machine, {f.busy_before:.0%}"
+                " busy at first)"
             )
     return "\n".join(lines)
 
