@@ -264,15 +264,41 @@ class OptionView:
 
 
 @dataclass(frozen=True)
+class QuestionContent:
+    """What a page shows of a question besides its options: the same for every attempt at
+    the question with the same verdict, whatever order its options came in."""
+
+    id: int
+    position: int
+    total: int
+    text: str
+    explanation: str
+    answered: bool
+    answered_correctly: bool | None
+
+
+@dataclass(frozen=True)
 class QuestionView:
     id: int
     position: int
     total: int
     text: str
-    options: list[OptionView]
+    options: tuple[OptionView, ...]
     explanation: str
     answered: bool
     answered_correctly: bool | None
+
+    @property
+    def content(self) -> QuestionContent:
+        return QuestionContent(
+            self.id,
+            self.position,
+            self.total,
+            self.text,
+            self.explanation,
+            self.answered,
+            self.answered_correctly,
+        )
 
     @property
     def correct_option(self) -> OptionView:
@@ -321,7 +347,7 @@ class AttemptView:
             position=question.position,
             total=len(self._texts.questions),
             text=question.text,
-            options=[
+            options=tuple(
                 OptionView(
                     id=option_id,
                     text=question.option_texts[option_id],
@@ -329,7 +355,7 @@ class AttemptView:
                     chosen=chosen_id == option_id,
                 )
                 for option_id in order
-            ],
+            ),
             explanation=question.explanation,
             answered=chosen_id is not None,
             answered_correctly=answered_correctly,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from datetime import timedelta
 from functools import lru_cache
 
@@ -10,7 +11,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, ngettext, override
 
-from assessments.selectors import OptionView, QuestionView
+from assessments.selectors import QuestionView
 
 register = template.Library()
 
@@ -20,6 +21,19 @@ OPTION_TEMPLATES = {
     "choice": "assessments/_option_choice.html",
     "reviewed": "assessments/_option_reviewed.html",
 }
+# Parts of a page about one question and the student's answer to it, nothing of the
+# attempt's own (its address, the form's token): the feedback after an answer, and on the
+# results page a question's verdict in the strip and its review. The feedback and the review
+# have a slot for the options, which they show reviewed.
+QUESTION_TEMPLATES = {
+    "feedback": "assessments/_feedback.html",
+    "strip": "assessments/_strip_item.html",
+    "review": "assessments/_review_item.html",
+}
+# Where a part's options go: rendered once per question and verdict, the part cannot hold
+# them, since each attempt shows the options in its own order with its own choice. A tag no
+# text can forge: the content's "<" comes out escaped.
+OPTIONS_SLOT = "<gc-options-slot>"
 
 
 @register.simple_tag
@@ -31,14 +45,30 @@ def option_items(question: QuestionView, shown_as: str) -> SafeString:
     template_name = OPTION_TEMPLATES[shown_as]
     language = get_language()
     return mark_safe(  # noqa: S308 - joins items each rendered by an autoescaping template
-        "".join(_option_item(template_name, option, language) for option in question.options)
+        "".join(
+            _rendered_once(template_name, "option", option, language) for option in question.options
+        )
+    )
+
+
+@register.simple_tag
+def question_part(question: QuestionView, part: str) -> SafeString:
+    """A part of a page about one question (``part``: a key of QUESTION_TEMPLATES), rendered
+    once per process, question, verdict and language, with this attempt's options in their
+    slot: the results page reviews eight questions, and their loop was most of its
+    template's time (decision 52)."""
+    around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.content, get_language())
+    if OPTIONS_SLOT not in around:
+        return mark_safe(around)  # noqa: S308 - rendered by an autoescaping template
+    return mark_safe(  # noqa: S308 - both rendered by autoescaping templates
+        around.replace(OPTIONS_SLOT, option_items(question, "reviewed"), 1)
     )
 
 
 @lru_cache(maxsize=8192)
-def _option_item(template_name: str, option: OptionView, language: str) -> str:
+def _rendered_once(template_name: str, name: str, value: Hashable, language: str) -> str:
     with override(language):
-        return render_to_string(template_name, {"option": option})
+        return render_to_string(template_name, {name: value, "options": mark_safe(OPTIONS_SLOT)})
 
 
 @register.filter

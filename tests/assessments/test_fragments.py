@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from assessments.models import Option, Response
-from tests.quiz_helpers import current_form, start
+from tests.quiz_helpers import answer_all, current_form, start
 
 pytestmark = pytest.mark.django_db
 
@@ -91,3 +91,75 @@ def test_each_page_shows_its_own_order_choice_mark_language_and_session(learner_
     # The language form's and the answer form's token: this request's, masked afresh.
     assert all(len(found) == 1 for found in tokens)
     assert tokens[0] != tokens[1]
+
+
+def reviewed(html: str) -> list[tuple[str, str]]:
+    """The results' review: each question's verdict and the text of the option marked as the
+    student's answer, in order."""
+    review = html.split('class="review-list"')[1].split("</ol>")[0]
+    items = review.split('<li id="question-')[1:]
+    return [
+        (
+            re.search(r'class="verdict[^"]*">(.*?)</p>', item, re.S).group(1).strip(),
+            re.search(r'<li class="[^"]*chosen">\s*<span>(.*?)</span>', item, re.S).group(1),
+        )
+        for item in items
+    ]
+
+
+def test_the_results_review_shows_each_attempts_own_answers(learner_client, placement):
+    """Each reviewed question is rendered once per process (decision 52): two attempts in
+    the same order with opposite answers, then a regrade, each see their own."""
+    placement.placement.max_attempts = None
+    placement.placement.save()
+    first = start(learner_client, placement.pk)
+    answer_all(learner_client, first, lambda _question: True)
+    second = start(learner_client, placement.pk)
+    second.option_order = first.option_order
+    second.save()
+    answer_all(learner_client, second, lambda question: question.position % 2 == 0)
+
+    def review(attempt, language="en"):
+        url = reverse("assessments:summary", args=[attempt.public_id])
+        with translation.override(language):
+            return reviewed(learner_client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode())
+
+    chosen = {
+        response.question.position: response.option
+        for response in Response.objects.filter(attempt=second).select_related("question", "option")
+    }
+    assert review(first) == [
+        ("✔ Correct", option.text["en"])
+        for _position, option in sorted(
+            (r.question.position, r.option)
+            for r in Response.objects.filter(attempt=first).select_related("question", "option")
+        )
+    ]
+    assert review(second) == [
+        ("✔ Correct" if position % 2 == 0 else "✘ Not quite", chosen[position].text["en"])
+        for position in sorted(chosen)
+    ]
+    page = learner_client.get(reverse("assessments:summary", args=[second.public_id]))
+    strip = re.findall(r'href="#question-(\d+)"[^>]*data-verdict="(\w+)"', page.content.decode())
+    assert strip == [
+        (str(position), "correct" if position % 2 == 0 else "wrong") for position in range(1, 9)
+    ]
+    assert review(second, "ru")[0] == ("✘ Неверно", chosen[1].text["ru"])
+    # A regrade that marks question 1's answer right: its review follows.
+    Response.objects.filter(attempt=second, question__position=1).update(is_correct=True)
+    assert review(second)[0] == ("✔ Correct", chosen[1].text["en"])
+
+
+def test_a_question_text_cannot_take_the_options_slot(learner_client, placement):
+    """The options go into a slot of the part rendered once (decision 52); a text that
+    spells the slot comes out escaped, and the options stay where they belong."""
+    question = placement.quiz_placement.quiz.current_version.questions.get(position=1)
+    question.text = {**question.text, "en": "Where do <gc-options-slot> options go?"}
+    question.save()
+    attempt = start(learner_client, placement.pk)
+    page = answer_all(learner_client, attempt, lambda _question: True)
+    first = page.split('<li id="question-1"')[1].split('<li id="question-2"')[0]
+    assert "Where do &lt;gc-options-slot&gt; options go?" in first
+    assert "gc-options-slot>" not in first.replace("gc-options-slot&gt;", "")
+    right = Option.objects.get(question=question, is_correct=True)
+    assert reviewed(page)[0] == ("✔ Correct", right.text["en"])
