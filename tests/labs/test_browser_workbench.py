@@ -133,7 +133,9 @@ def test_the_workbench_shows_one_kind_at_a_time_estimates_live_and_edits_json(
     run = LabRun.objects.get()
     assert run.policy == {"kind": "segments", "size": 8}
     services.execute_run(run.pk)
-    page.reload()
+    # The pending page refreshes itself every 5 s; a reload of the test's own raced it
+    # (net::ERR_ABORTED when both navigated at once), so the test waits for that refresh.
+    expect(page.locator("#run-status.status-succeeded")).to_be_visible(timeout=15_000)
     measured = LabRun.objects.get().result
     assert measured["peak_activation_bytes"] == reference["sqrt"]["peak_activation_bytes"]
 
