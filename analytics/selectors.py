@@ -13,7 +13,7 @@ from django.db.models.functions import TruncDate
 
 from activities.texts import localized
 from assessments.models import Attempt, AttemptState, Option, Question, Response
-from assessments.selectors import current_version_id, placed_quiz
+from assessments.selectors import current_version, placed_quiz
 from gradesync.models import SyncState
 from gradesync.selectors import newest_syncs
 from labs.models import LabRun, RunStatus
@@ -227,11 +227,8 @@ def quiz_dashboard(
     counted = counted_attempts(placement, rules)
     totals, languages = _attempt_tables(counted)
     table = _response_table(placement, counted)
-    questions = list(
-        Question.objects.filter(version_id=current_version_id(placement))
-        .prefetch_related("options")
-        .order_by("position")
-    )
+    version = current_version(placed_quiz(placement))
+    questions = list(version.questions.prefetch_related("options").order_by("position"))
     maximum = len(questions)
 
     by_question: dict[str, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))

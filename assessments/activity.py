@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from activities.registry import ActivityKind
 from activities.selectors import RegradePlan, Try
+from activities.texts import localized
 from lti.models import ResourceLink
 
 from .models import Attempt, Quiz, QuizPlacement, Response
@@ -17,17 +18,8 @@ from .models import Attempt, Quiz, QuizPlacement, Response
 
 def _offered() -> dict[str, str]:
     language = get_language()
-    return {quiz.slug: _title_of(quiz, language) for quiz in _loaded()}
-
-
-def _loaded() -> list[Quiz]:
-    return list(Quiz.objects.filter(current_version__isnull=False))
-
-
-def _title_of(quiz: Quiz, language: str) -> str:
-    from .selectors import quiz_title
-
-    return quiz_title(quiz, language)
+    quizzes = Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
+    return {quiz.slug: localized(quiz.current_version.title, language) for quiz in quizzes}
 
 
 def _find(slug: str) -> Quiz | None:
@@ -99,12 +91,14 @@ QUIZ = ActivityKind(
     label=_("quiz"),
     line_item_tag="quiz",
     offered=_offered,
-    catalogue=_loaded,
+    catalogue=lambda: list(
+        Quiz.objects.filter(current_version__isnull=False).select_related("current_version")
+    ),
     find=_find,
     attach=_attach,
     activity_of=_activity_of,
     slug_of=lambda quiz: quiz.slug,
-    title_of=_title_of,
+    title_of=lambda quiz, language: localized(quiz.current_version.title, language),
     score_maximum_of=_score_maximum_of,
     student_url=lambda link: reverse("assessments:placement", args=[link.pk]),
     manage_url=lambda link: reverse("assessments:manage", args=[link.pk]),
@@ -117,5 +111,5 @@ QUIZ = ActivityKind(
     tries=_tries,
     apply_plan=_apply_plan,
     load_command="load_quiz",
-    select_related=("quiz_placement__quiz",),
+    select_related=("quiz_placement__quiz__current_version",),
 )

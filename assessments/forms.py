@@ -8,9 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from activities.forms import AttemptPolicyForm
 from activities.grading import GRADE_DECIMALS
+from activities.texts import localized
 
 from .models import Quiz
-from .selectors import quiz_title
 
 
 class OverrideForm(forms.Form):
@@ -35,14 +35,16 @@ class ClearOverrideForm(forms.Form):
 
 class QuizChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Quiz) -> str:
-        return quiz_title(obj, get_language())
+        return localized(obj.current_version.title, get_language())
 
 
 class PlacementSettingsForm(AttemptPolicyForm):
     """What an instructor chooses when re-pointing a quiz placement."""
 
     quiz = QuizChoiceField(
-        queryset=Quiz.objects.filter(current_version__isnull=False),
+        queryset=Quiz.objects.filter(current_version__isnull=False).select_related(
+            "current_version"
+        ),
         label=_("Activity"),
         empty_label=None,
     )

@@ -50,6 +50,7 @@ from .models import (
     Question,
     Quiz,
     QuizPlacement,
+    QuizVersion,
     Response,
 )
 
@@ -62,21 +63,19 @@ def placed_quiz(placement: ResourceLink) -> Quiz:
         raise ValueError(f"the placement {placement.pk} is not a quiz's") from None
 
 
+def current_version(quiz: Quiz) -> QuizVersion:
+    """The version of the quiz that new attempts take (loading its content sets it)."""
+    if quiz.current_version is None:
+        raise ValueError(f"the quiz {quiz.slug!r} has no content loaded")
+    return quiz.current_version
+
+
 def current_version_id(placement: ResourceLink) -> int:
-    """The id of the version of the quiz at ``placement`` that new attempts take (loading
-    its content sets it), without fetching the version."""
+    """The id of the current version of the quiz at ``placement``, without fetching it."""
     version_id = placed_quiz(placement).current_version_id
     if version_id is None:
         raise ValueError(f"the quiz of the placement {placement.pk} has no content loaded")
     return version_id
-
-
-def quiz_title(quiz: Quiz, language: str) -> str:
-    """The quiz's title in a language, from its current version's layout (read once per
-    process), so that pages holding a placement need not fetch the version's row with it."""
-    if quiz.current_version_id is None:
-        raise ValueError(f"the quiz {quiz.slug!r} has no content loaded")
-    return localized(version_layout(quiz.current_version_id).title, language)
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,9 @@ from .errors import (
 from .models import Attempt, AttemptState, Option, Question, Quiz, QuizVersion, Response
 from .selectors import (
     attempt_policy,
-    current_version_id,
+    current_version,
     is_last_question,
+    placed_quiz,
     version_layout,
 )
 
@@ -95,11 +96,11 @@ def load_quiz(content: QuizContent) -> LoadResult:
     return LoadResult(quiz=quiz, version=version, created=created)
 
 
-def _shuffled_option_order(version_id: int) -> dict[str, list[int]]:
+def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
     """Each question's option ids in a random order, keyed by the question's id."""
     rng = random.SystemRandom()
     order: dict[str, list[int]] = {}
-    for question_id, option_ids in version_layout(version_id).option_ids.items():
+    for question_id, option_ids in version_layout(version.pk).option_ids.items():
         order[str(question_id)] = rng.sample(option_ids, len(option_ids))
     return order
 
@@ -112,6 +113,7 @@ def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: st
     in progress per student and placement settle two starts at once (a double click, a second
     tab), and the loser resumes the winner's attempt. Inside a caller's transaction a
     savepoint keeps that transaction usable after such a race."""
+    quiz = placed_quiz(placement)
     policy = attempt_policy(placement)
     made = Attempt.objects.filter(user=user, placement=placement).aggregate(
         count=Count("pk"), in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS))
@@ -123,15 +125,15 @@ def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: st
             _("You have used all %(count)s attempts allowed on this quiz.")
             % {"count": policy.max_attempts}
         )
-    version_id = current_version_id(placement)
-    option_order = _shuffled_option_order(version_id)
+    version = current_version(quiz)
+    option_order = _shuffled_option_order(version)
     guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
     try:
         with guard:
             return Attempt.objects.create(
                 user=user,
                 placement=placement,
-                quiz_version_id=version_id,
+                quiz_version=version,
                 number=made["count"] + 1,
                 language=language,
                 option_order=option_order,
