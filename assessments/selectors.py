@@ -263,7 +263,7 @@ class OptionView:
 
 
 @dataclass(frozen=True)
-class QuestionContent:
+class QuestionShown:
     """What a page shows of a question besides its options: the same for every attempt at
     the question with the same verdict, whatever order its options came in."""
 
@@ -288,8 +288,8 @@ class QuestionView:
     answered_correctly: bool | None
 
     @property
-    def content(self) -> QuestionContent:
-        return QuestionContent(
+    def shown(self) -> QuestionShown:
+        return QuestionShown(
             self.id,
             self.position,
             self.total,

@@ -57,7 +57,7 @@ def question_part(question: QuestionView, part: str) -> SafeString:
     once per process, question, verdict and language, with this attempt's options in their
     slot: the results page reviews eight questions, and their loop was most of its
     template's time (decision 52)."""
-    around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.content, get_language())
+    around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.shown, get_language())
     if OPTIONS_SLOT not in around:
         return mark_safe(around)  # noqa: S308 - rendered by an autoescaping template
     return mark_safe(  # noqa: S308 - both rendered by autoescaping templates
