@@ -6,8 +6,17 @@ class AssessmentsConfig(AppConfig):
     verbose_name = "Assessments"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_save
+
         from activities import registry
 
+        from . import selectors
         from .activity import QUIZ
+        from .models import Question, QuizVersion
 
         registry.register(QUIZ)
+        # A wording corrected in the admin shows at once in the process that saved it.
+        for model in (QuizVersion, Question):
+            post_save.connect(
+                selectors.forget_saved_layout, sender=model, dispatch_uid=f"layout-{model.__name__}"
+            )

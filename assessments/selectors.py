@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cached_property
+from typing import Any
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import (
     Count,
     Exists,
@@ -124,15 +126,23 @@ class VersionLayout:
         return self.questions[-1].id if self.questions else None
 
 
+# A wording corrected in the admin (a question's text or explanation, a version's title or
+# introduction) reaches every process within this many seconds; the process that saved it
+# drops its copy at once. A version's questions, their order and options never change.
+LAYOUT_SECONDS = 300
+_clock = time.monotonic
+
 _layouts: dict[int, VersionLayout] = {}
+_layouts_read_at: dict[int, float] = {}
 _versions_of_questions: dict[int, int] = {}
 
 
 def version_layout(version_id: int) -> VersionLayout:
-    """The version's layout and content, read once per process: a version never changes (an
-    edited quiz file becomes a new version, and the admin shows versions read-only)."""
+    """The version's layout and content, read once per process and again after
+    LAYOUT_SECONDS: a version's structure never changes (an edited quiz file becomes a new
+    version), only its wording may be corrected in the admin."""
     layout = _layouts.get(version_id)
-    if layout is None:
+    if layout is None or _clock() - _layouts_read_at.get(version_id, 0.0) >= LAYOUT_SECONDS:
         questions: dict[int, LayoutQuestion] = {}
         title: dict[str, str] = {}
         intro: dict[str, str] = {}
@@ -158,8 +168,21 @@ def version_layout(version_id: int) -> VersionLayout:
         layout = VersionLayout(title, intro, tuple(questions.values()))
         if questions:  # never keep a version read before its questions were committed
             _layouts[version_id] = layout
+            _layouts_read_at[version_id] = _clock()
             _versions_of_questions.update(dict.fromkeys(questions, version_id))
     return layout
+
+
+def forget_layout(version_id: int) -> None:
+    """Drop this process's copy of the version's layout, now and again once the caller's
+    transaction commits (a request reading the old rows in between cannot keep them)."""
+    _layouts.pop(version_id, None)
+    transaction.on_commit(lambda: _layouts.pop(version_id, None))
+
+
+def forget_saved_layout(instance: QuizVersion | Question, **kwargs: Any) -> None:
+    """post_save of a version or a question (connected in AssessmentsConfig.ready())."""
+    forget_layout(instance.pk if isinstance(instance, QuizVersion) else instance.version_id)
 
 
 @dataclass(frozen=True)

@@ -165,3 +165,31 @@ def test_a_question_text_cannot_take_the_options_slot(learner_client, placement)
     assert "gc-options-slot>" not in first.replace("gc-options-slot&gt;", "")
     right = Option.objects.get(question=question, is_correct=True)
     assert reviewed(page)[0] == ("✔ Correct", right.text["en"])
+
+
+def test_a_corrected_wording_reaches_every_process(learner_client, placement, monkeypatch):
+    """A question's wording may be corrected in the admin; the version's layout is kept per
+    process. The process that saved it shows the correction at once; any other (here: a
+    change saved without the signal, as another process's is to this one) within
+    LAYOUT_SECONDS, and the pages' kept parts follow the text."""
+    attempt = start(learner_client, placement.pk)
+    question, _order = current_form(learner_client, attempt)
+    page_url = reverse("assessments:attempt", args=[attempt.public_id])
+    assert question.text["en"] in learner_client.get(page_url).content.decode()
+
+    elsewhere = {**question.text, "en": "Corrected in another process?"}
+    type(question).objects.filter(pk=question.pk).update(text=elsewhere)
+    assert "Corrected in another process?" not in learner_client.get(page_url).content.decode()
+    later = selectors._clock() + selectors.LAYOUT_SECONDS
+    monkeypatch.setattr(selectors, "_clock", lambda: later)
+    assert "Corrected in another process?" in learner_client.get(page_url).content.decode()
+
+    question.refresh_from_db()
+    question.text = {**question.text, "en": "Corrected here?"}
+    question.save()
+    page = learner_client.get(page_url).content.decode()
+    assert "Corrected here?" in page
+    right = Option.objects.get(question=question, is_correct=True)
+    page = answer(learner_client, attempt, right).content.decode()
+    assert "Corrected here?" in page
+    assert chosen_text(page) == right.text["en"]
