@@ -49,12 +49,13 @@ run here, Moodle by ``dbpersist`` and the tool by ``DATABASE_CONN_MAX_AGE``, so 
 Moodle's php-fpm during the tool's runs (receiving the tool's grades over AGS) is printed
 apart, in neither side's figure.
 On a machine where other work opens connections, that counts it against the side running.
-Before each side's run the harness waits for a quiet machine (a CHECKPOINT and a sync, then a second
-under 10% busy; at most a minute): Moodle ran first at each size and its PostgreSQL
-after-effects (the checkpoint's writes, autovacuum on its tables, billed through the
-postmaster's reaped children) fell in the tool's run, as the tool's grades reaching Moodle
-would fall in Moodle's next. Each side's line also prints the whole machine's CPU per answer
-during its run (/proc/stat), and how long the wait was and how busy the machine was then.
+Before each side's run the harness waits for a quiet machine (a CHECKPOINT and a sync,
+then a second under 10% busy; at most a minute): Moodle ran first at each size and its
+PostgreSQL after-effects (the checkpoint's writes, autovacuum on its tables, billed through
+the postmaster's reaped children) fell in the tool's run, as the tool's grades reaching
+Moodle would fall in Moodle's next. Each side's line also prints the whole machine's CPU per
+answer during its run (/proc/stat, the host's steal apart), and how long the wait was, how
+busy the machine was and how much data waited to be written when it began.
 Opening the activity is timed sequentially, one student: Moodle's quiz page to question 1,
 against the launch through Moodle to question 1.
 
