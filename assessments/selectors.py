@@ -112,6 +112,7 @@ class VersionLayout:
     questions: tuple[LayoutQuestion, ...]
     # version_texts, by language: kept as long as the layout is
     texts: dict[str, VersionTexts] = field(default_factory=dict, compare=False, repr=False)
+    read_at: float = field(default=0.0, compare=False, repr=False)  # on version_layout's clock
 
     @cached_property
     def option_ids(self) -> dict[int, tuple[int, ...]]:
@@ -133,7 +134,6 @@ LAYOUT_SECONDS = 300
 _clock = time.monotonic
 
 _layouts: dict[int, VersionLayout] = {}
-_layouts_read_at: dict[int, float] = {}
 _versions_of_questions: dict[int, int] = {}
 
 
@@ -142,7 +142,7 @@ def version_layout(version_id: int) -> VersionLayout:
     LAYOUT_SECONDS: a version's structure never changes (an edited quiz file becomes a new
     version), only its wording may be corrected in the admin."""
     layout = _layouts.get(version_id)
-    if layout is None or _clock() - _layouts_read_at.get(version_id, 0.0) >= LAYOUT_SECONDS:
+    if layout is None or _clock() - layout.read_at >= LAYOUT_SECONDS:
         questions: dict[int, LayoutQuestion] = {}
         title: dict[str, str] = {}
         intro: dict[str, str] = {}
@@ -165,10 +165,9 @@ def version_layout(version_id: int) -> VersionLayout:
             questions[question.pk].options[option.pk] = LayoutOption(
                 id=option.pk, text=option.text, is_correct=option.is_correct
             )
-        layout = VersionLayout(title, intro, tuple(questions.values()))
+        layout = VersionLayout(title, intro, tuple(questions.values()), read_at=_clock())
         if questions:  # never keep a version read before its questions were committed
             _layouts[version_id] = layout
-            _layouts_read_at[version_id] = _clock()
             _versions_of_questions.update(dict.fromkeys(questions, version_id))
     return layout
 
