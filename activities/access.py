@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
 
 from lti.access import placement_in_launch
-from lti.models import ResourceLink, Role
+from lti.models import Membership, ResourceLink, Role
 
 from . import registry
 
@@ -46,8 +46,11 @@ def staff_placement(
     return placement
 
 
-def landing_url(placement: ResourceLink, role: Role) -> str:
-    """Where a launch into the placement lands: the activity's page, or for the course's
-    staff its dashboard."""
+def landing_url(placement: ResourceLink, membership: Membership) -> str:
+    """Where a launch into the placement lands: for the course's staff the activity's
+    dashboard; for a student their work in progress there (a quiz's attempt, at the question
+    they were on), else the activity's page."""
     kind = registry.kind_of(placement)
-    return kind.dashboard_url(placement) if role == Role.STAFF else kind.student_url(placement)
+    if membership.role == Role.STAFF:
+        return kind.dashboard_url(placement)
+    return kind.resume_url(placement, membership.user_id) or kind.student_url(placement)

@@ -7,7 +7,7 @@ from typing import Any
 from django.urls import reverse
 
 from lti.errors import LaunchError
-from lti.models import ResourceLink, Role
+from lti.models import Membership, ResourceLink
 
 from . import registry
 from .access import landing_url
@@ -22,8 +22,8 @@ class ActivitiesCourseSide:
         except ActivityNotLoaded as error:
             raise LaunchError(error.message, status=error.status_code) from error
 
-    def landing_url(self, link: ResourceLink, role: Role) -> str:
-        return landing_url(link, role)
+    def landing_url(self, link: ResourceLink, membership: Membership) -> str:
+        return landing_url(link, membership)
 
     def manage_url(self, link: ResourceLink) -> str:
         return registry.kind_of(link).manage_url(link)

@@ -40,6 +40,10 @@ def _nothing_to_apply(_link: ResourceLink, _plan: Any) -> None:
     return None
 
 
+def _no_work_in_progress(_link: ResourceLink, _user_id: int) -> None:
+    return None
+
+
 def _item_as_is(item: dict[str, Any], _data: dict[str, Any]) -> dict[str, Any]:
     return item
 
@@ -106,6 +110,9 @@ class ActivityKind:
     placed_from_launch: Callable[[ResourceLink, dict[str, Any]], None] = field(
         default=_nothing_more
     )
+    # Where a launch of the student (link, user_id) lands instead of ``student_url`` while
+    # they have work in progress (a quiz's attempt), or None.
+    resume_url: Callable[[ResourceLink, int], str | None] = field(default=_no_work_in_progress)
 
 
 _kinds: dict[str, ActivityKind] = {}

@@ -140,7 +140,7 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
         return refuse(request, error.message, status=error.status_code)
     auth_login(request, membership.user, backend=AUTH_BACKEND)
     grant_launch(request, membership)
-    response = redirect(landing_url(placement, role))
+    response = redirect(landing_url(placement, membership))
     # The same browser comes back as the same demo student (or instructor), with their
     # attempts: the cookie names the user, signed so that no one can name another.
     response.set_signed_cookie(

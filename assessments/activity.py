@@ -48,6 +48,14 @@ def _plan_grades(link: ResourceLink, apply_key: bool, user_id: int | None):
     return quiz_plan(link, apply_key, user_id)
 
 
+def _resume_url(link: ResourceLink, user_id: int) -> str | None:
+    """The question the student was on, in their attempt in progress."""
+    from .selectors import attempt_in_progress
+
+    public_id = attempt_in_progress(link.pk, user_id)
+    return None if public_id is None else reverse("assessments:attempt", args=[public_id])
+
+
 def _grading_method(link: ResourceLink) -> str:
     from .selectors import attempt_policy
 
@@ -101,6 +109,7 @@ QUIZ = ActivityKind(
     title_of=lambda quiz, language: localized(quiz.current_version.title, language),
     score_maximum_of=_score_maximum_of,
     student_url=lambda link: reverse("assessments:placement", args=[link.pk]),
+    resume_url=_resume_url,
     manage_url=lambda link: reverse("assessments:manage", args=[link.pk]),
     dashboard_url=lambda link: reverse("analytics:dashboard", args=[link.pk]),
     plan_grades=_plan_grades,

@@ -448,6 +448,18 @@ def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView 
     return _attempt_view(attempt, answers, language)
 
 
+def attempt_in_progress(placement_id: int, user_id: int) -> UUID | None:
+    """The public id of the student's attempt in progress on the placement, if any (there is
+    at most one: the ``attempt_one_in_progress`` constraint)."""
+    return (
+        Attempt.objects.filter(
+            placement_id=placement_id, user_id=user_id, state=AttemptState.IN_PROGRESS
+        )
+        .values_list("public_id", flat=True)
+        .first()
+    )
+
+
 def _aware(value: datetime | None) -> datetime | None:
     """A timestamp read by a raw statement: PostgreSQL's come aware, SQLite's naive in UTC
     (the ORM makes them aware; a cursor does not)."""

@@ -400,8 +400,13 @@ class ToolStudent:
         return page
 
     async def open(self) -> None:
-        """The launch through Moodle to question 1 (or where the student was)."""
-        await self._start(await self.launch())
+        """The launch through Moodle to question 1 (or where the student was: a launch with
+        an attempt in progress lands on its question, decision 54)."""
+        page = await self.launch()
+        if "/attempts/" in page.url:
+            self._on_question(page)
+        else:
+            await self._start(page)
 
     async def _start(self, page: Page) -> None:
         form = page.form(action="/start/")

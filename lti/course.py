@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .models import ResourceLink, Role
+from .models import Membership, ResourceLink
 
 
 class CourseSide(Protocol):
@@ -22,8 +22,9 @@ class CourseSide(Protocol):
         parameters (deep linking put them there), and save the link. Raises
         ``lti.errors.LaunchError`` when there is nothing it could place."""
 
-    def landing_url(self, link: ResourceLink, role: Role) -> str:
-        """Where a launch into the link lands for a member with that role."""
+    def landing_url(self, link: ResourceLink, membership: Membership) -> str:
+        """Where a launch into the link lands for this member of its course (their role,
+        and their work in progress there)."""
 
     def manage_url(self, link: ResourceLink) -> str:
         """The instructor's page of the link's activity."""

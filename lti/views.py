@@ -240,7 +240,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         response = redirect(course_side().deep_linking_url(token))
     else:
         deep_link_relay.launched(state, None)  # a dialog's iframe waiting on it stops
-        landing = course_side().landing_url(result.placement, result.membership.role)
+        landing = course_side().landing_url(result.placement, result.membership)
         if request.headers.get("Sec-Fetch-Dest") != "document":
             # Embedded (or unknown): the landing may arrive without its cookie.
             landing = handoff.with_handoff(request, landing, language)

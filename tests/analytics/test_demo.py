@@ -71,8 +71,9 @@ def test_the_same_browser_continues_as_the_same_demo_student():
 
     response = demo_launch(browser)  # the home page's button again, later
     assert signed_in_user(browser) == student
+    assert response["Location"] == started["Location"]  # back in the attempt in progress
     page = browser.get(response["Location"]).content.decode()
-    assert "Resume attempt 1" in page
+    assert "Question 1 of 8" in page
     assert Attempt.objects.filter(user=student).count() == 1
 
     demo_launch(browser, role="staff")  # the instructor's entry is a different user

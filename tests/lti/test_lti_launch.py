@@ -11,7 +11,7 @@ from django.urls import reverse
 from assessments.models import Attempt
 from lti.models import Context, LtiUser, Membership, ResourceLink, Role
 from tests.lti_platform import ROLE, launch
-from tests.quiz_helpers import answer_all, start
+from tests.quiz_helpers import answer_all, current_form, start
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +38,49 @@ def test_student_launch_lands_in_the_quiz_signed_in(client, platform, login_meth
 
     attempt = start(client, placement.pk)
     assert "Your score: 8 of 8" in answer_all(client, attempt, lambda _q: True)
+
+
+def test_a_student_launched_again_midway_lands_on_the_question_they_were_on(client, platform):
+    launch(client, platform, user_id="stu-1")
+    placement = ResourceLink.objects.get(resource_link_id="rl-1")
+    attempt = start(client, placement.pk)
+
+    def answer_one(browser: Client) -> None:
+        question, option_ids = current_form(browser, attempt)
+        answered = browser.post(
+            reverse("assessments:answer", args=[attempt.public_id]),
+            {"question": question.pk, "option": option_ids[0]},
+        )
+        assert answered.status_code == 302
+
+    answer_one(client)
+    where = client.get(reverse("assessments:attempt", args=[attempt.public_id])).content.decode()
+    assert "Question 2 of 8" in where
+
+    # The next day, from the course: straight back to question 2, in a new session.
+    browser = Client()
+    response = launch(browser, platform, user_id="stu-1")
+    assert urlsplit(response["Location"]).path == reverse(
+        "assessments:attempt", args=[attempt.public_id]
+    )
+    page = browser.get(response["Location"]).content.decode()
+    assert "Question 2 of 8" in page
+    # The activity's page, with the grade and earlier attempts, is a link away.
+    assert f'href="{reverse("assessments:placement", args=[placement.pk])}"' in page
+    # Another student of the course, or this one in another course's placement of the quiz,
+    # lands on the activity's page: the attempt is this student's on this placement.
+    other = launch(Client(), platform, user_id="stu-2")
+    assert urlsplit(other["Location"]).path == reverse("assessments:placement", args=[placement.pk])
+    elsewhere = launch(Client(), platform, user_id="stu-1", resource_link_id="rl-2")
+    assert "/attempts/" not in elsewhere["Location"]
+
+    # Finished: the launch lands on the activity's page, with the attempt listed.
+    for _ in range(7):
+        answer_one(browser)
+    finished = launch(browser, platform, user_id="stu-1")
+    landing = browser.get(finished["Location"]).content.decode()
+    assert "Review attempt 1" in landing
+    assert "Start a new attempt" in landing
 
 
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
