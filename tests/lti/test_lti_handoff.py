@@ -14,6 +14,7 @@ from django.test import Client
 from lti.models import ResourceLink
 from ops.cache import RedisCache
 from tests.lti_platform import ROLE, launch
+from tests.quiz_helpers import start
 
 pytestmark = pytest.mark.django_db
 
@@ -61,6 +62,29 @@ def test_a_browser_that_dropped_the_cookie_continues_in_a_new_window(platform):
     again = cookieless_browser().get(link.group(1))
     assert again.status_code == 400
     assert "expired or was used" in again.content.decode()
+
+
+def test_a_student_resuming_an_attempt_in_such_a_browser_continues_it_in_the_new_window(
+    platform,
+):
+    first = Client(HTTP_USER_AGENT=SAFARI)
+    launch(first, platform, user_id="safari-student")
+    attempt = start(first, ResourceLink.objects.get().pk)
+
+    landing, token = landing_of(
+        launch(Client(HTTP_USER_AGENT=SAFARI), platform, user_id="safari-student")
+    )
+    assert urlsplit(landing).path == f"/attempts/{attempt.public_id}/"
+    offered = cookieless_browser().get(landing)
+    assert offered.status_code == 403
+    assert f"/lti/handoff/{token}/" in offered.content.decode()
+
+    new_window = cookieless_browser()
+    handed = new_window.get(f"/lti/handoff/{token}/")
+    assert handed["Location"] == urlsplit(landing).path
+    page = new_window.get(handed["Location"]).content.decode()
+    assert "Question 1 of 8" in page
+    assert 'name="option"' in page
 
 
 def test_a_handoff_serves_only_the_browser_that_launched_and_only_from_the_tool(platform):
