@@ -11,7 +11,9 @@ it leads to, which carries the next question's form, or after the last the summa
 for launches signed by the independent platform library (20 users taking turns). Prints the
 median CPU time (``time.process_time``, the platform's signing left out) and the SQL
 statements of each kind of request, each also in trivial views (the load benchmark's
-ceiling), the three requests of a launch, then the whole loop per answer.
+ceiling), and its median wall-clock time (the CPU and the waits on PostgreSQL and Redis,
+their commits included; no server in front), the three requests of a launch, then the whole
+loop per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
 the mean CPU time of the template, the attempt's statement, the session and the user.
@@ -214,6 +216,7 @@ def main() -> None:
     call = wsgi_caller(application, args.port)
     csrf = secrets.token_hex(16)
     cpu: dict[str, list[float]] = defaultdict(list)
+    wall: dict[str, list[float]] = defaultdict(list)
     statements: dict[str, list[int]] = defaultdict(list)
     profile = cProfile.Profile(time.process_time)
     last_queries: dict[str, list[str]] = {}
@@ -221,12 +224,13 @@ def main() -> None:
     def timed(kind: str, *request) -> dict:
         kind_now[0] = kind
         with CaptureQueriesContext(connection) as queries:
-            started = time.process_time()
+            started, started_wall = time.process_time(), time.perf_counter()
             if args.profile and args.profile in kind:
                 profile.enable()
             status, headers = call(*request, csrf=csrf)
             profile.disable()
             cpu[kind].append(time.process_time() - started)
+            wall[kind].append(time.perf_counter() - started_wall)
         statements[kind].append(len(queries.captured_queries))
         if args.queries and args.queries in kind:
             last_queries[kind] = [query["sql"] for query in queries.captured_queries]
@@ -297,12 +301,16 @@ def main() -> None:
         + (f"; without {', '.join(args.without)}" if args.without else "")
     )
     trivial = statistics.median(cpu["trivial view (GET /healthz)"])
-    print("| request | CPU ms (median) | times the trivial view | SQL statements |")
-    print("| --- | --- | --- | --- |")
+    print(
+        "| request | CPU ms (median) | times the trivial view | SQL statements |"
+        " wall ms (median) |"
+    )
+    print("| --- | --- | --- | --- | --- |")
     for kind, times in cpu.items():
         print(
             f"| {kind} | {statistics.median(times) * 1000:.2f} | "
             f"{statistics.median(times) / trivial:.1f} | {statistics.mean(statements[kind]):.1f} |"
+            f" {statistics.median(wall[kind]) * 1000:.2f} |"
         )
     attempt_seconds = sum(sum(times) for kind, times in cpu.items() if "launch" not in kind)
     attempt_seconds -= sum(cpu["trivial view (GET /healthz)"])
