@@ -302,8 +302,7 @@ def main() -> None:
     )
     trivial = statistics.median(cpu["trivial view (GET /healthz)"])
     print(
-        "| request | CPU ms (median) | times the trivial view | SQL statements |"
-        " wall ms (median) |"
+        "| request | CPU ms (median) | times the trivial view | SQL statements | wall ms (median) |"
     )
     print("| --- | --- | --- | --- | --- |")
     for kind, times in cpu.items():
