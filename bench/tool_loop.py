@@ -111,7 +111,8 @@ def report(size: int, figures: Figures, waits: dict[str, list[tuple[float, float
         + f"{figures.percentile(0.5, 'others'):.0f} / {figures.percentile(0.99, 'others'):.0f},"
         + " the finishing ones "
         + f"{figures.percentile(0.5, 'finishing'):.0f} / "
-        + f"{figures.percentile(0.99, 'finishing'):.0f}",
+        + f"{figures.percentile(0.99, 'finishing'):.0f}"
+        + f"; the client's full garbage collections: {len(figures.client_full_collections)}",
         "| request | count | wait p50 | wait p90 | wait p99 | in Django p50 | in Django p90 |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
