@@ -292,7 +292,7 @@ class Figures:
     dirty_mb_before: float = 0.0  # the page cache's dirty data written out before the run
     steal_share: float = 0.0  # of the run's CPU time, taken by the hypervisor for others
     # The client's full garbage collections during the run, seconds each: each stops every
-    # request in flight (110-190 ms in this process), on either side alike.
+    # request in flight, on either side alike (110-190 ms each in bench.tool_loop's client).
     client_full_collections: list[float] = field(default_factory=list)
     first_error: str = ""
 

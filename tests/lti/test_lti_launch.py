@@ -67,12 +67,15 @@ def test_a_student_launched_again_midway_lands_on_the_question_they_were_on(clie
     assert "Question 2 of 8" in page
     # The activity's page, with the grade and earlier attempts, is a link away.
     assert f'href="{reverse("assessments:placement", args=[placement.pk])}"' in page
-    # Another student of the course, or this one in another course's placement of the quiz,
-    # lands on the activity's page: the attempt is this student's on this placement.
+    # Another student of the course, or this one in another placement of the quiz in the
+    # course, lands on the activity's page: the attempt is this student's on this placement.
     other = launch(Client(), platform, user_id="stu-2")
     assert urlsplit(other["Location"]).path == reverse("assessments:placement", args=[placement.pk])
     elsewhere = launch(Client(), platform, user_id="stu-1", resource_link_id="rl-2")
-    assert "/attempts/" not in elsewhere["Location"]
+    second = ResourceLink.objects.get(resource_link_id="rl-2")
+    assert urlsplit(elsewhere["Location"]).path == reverse(
+        "assessments:placement", args=[second.pk]
+    )
 
     # Finished: the launch lands on the activity's page, with the attempt listed.
     for _ in range(7):
