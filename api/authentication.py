@@ -9,7 +9,9 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer gcq_…`: acts as the token's creator, within the token's scope.
 
     An address whose tokens keep failing is throttled (429) before its token is looked at,
-    so guessing meets a limit rather than endless 401s; successful calls are not counted."""
+    so guessing meets a limit rather than endless 401s. Every call takes its place in the
+    count before its token is looked at, and a call whose token is good gives it back: a
+    burst of guesses sent at once is looked at no more than the limit allows."""
 
     keyword = "Bearer"
 
@@ -18,10 +20,9 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if not header or header[0] != self.keyword:
             return None
         failures = TokenFailureThrottle()
-        if failures.exhausted(request):
+        if not failures.allow_request(request, None):
             raise exceptions.Throttled(failures.wait())
         if len(header) != 2:
-            failures.count()
             raise exceptions.AuthenticationFailed(
                 "The Authorization header must be 'Bearer <token>'."
             )
@@ -31,8 +32,8 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         else:
             refusal = creator_lost_access(token)
         if refusal is not None:
-            failures.count()
             raise exceptions.AuthenticationFailed(refusal)
+        failures.give_back()
         return (token.created_by, token)
 
     def authenticate_header(self, request):

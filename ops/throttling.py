@@ -15,6 +15,7 @@ requests go through: an outage must not lock everyone out. Admin sign-in has dja
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from functools import wraps
@@ -54,17 +55,16 @@ class AddressThrottle(SimpleRateThrottle):
     def wait(self) -> float:
         return self.window_ends - self.now
 
-    def exhausted(self, request: Any) -> bool:
-        """Whether the address has used its requests, without counting this one."""
+    def give_back(self) -> None:
+        """Takes back this request's place in the count, taken by ``allow_request``: for
+        limits that count only some outcomes (a token that turned out valid), each request
+        still takes its place before it is looked at, so that a burst arriving together
+        cannot all be looked at before any is counted."""
         if self.rate is None:
-            return False
-        self._find_window(request)
-        return int(self.cache.get(self.key) or 0) >= self.num_requests
-
-    def count(self) -> None:
-        """Counts a request after ``exhausted`` said there was room."""
-        if self.rate is not None:
-            self._counted()
+            return
+        # The window's entry may be gone (its window over), or the cache unreachable.
+        with contextlib.suppress(ValueError):
+            self.cache.decr(self.key)
 
     def _find_window(self, request: Any) -> None:
         self.now = self.timer()

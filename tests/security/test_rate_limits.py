@@ -7,18 +7,26 @@ The limits are set low here; tests/conftest.py raises them for the rest of the s
 from __future__ import annotations
 
 import itertools
+import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.db import connection
+from django.test import Client, RequestFactory
+from rest_framework import exceptions
 
+from api.authentication import ApiTokenAuthentication
 from api.tokens import create_token
 from lti.models import Membership, Role
+from ops.throttling import AddressThrottle
 from tests.gradebook import graded_placement, student
 
 pytestmark = pytest.mark.django_db
 
 LIMIT = 3
+T = TypeVar("T")
 _addresses = (f"10.77.{n // 250}.{n % 250 + 1}" for n in itertools.count())
 
 
@@ -134,30 +142,52 @@ def test_limits_let_requests_through_while_redis_is_down(private_redis, case, me
         assert response.status_code != 429, case
 
 
-@pytest.mark.usefixtures("low_limits")
-def test_requests_arriving_together_cannot_share_one_count():
-    """An attacker sending a burst at once: each request must be counted, not several of them
-    reading the same count and each writing it back one higher."""
-    import threading
-
-    from django.test import RequestFactory
-
-    from ops.throttling import AddressThrottle
-
-    address = a_new_address()
-    burst = 24
+def at_once(burst: int, work: Callable[[], T]) -> list[T]:
+    """``work`` run by ``burst`` threads released together; what each returned."""
     start = threading.Barrier(burst)
-    allowed: list[bool] = []
+    outcomes: list[T] = []
 
     def one() -> None:
-        request = RequestFactory().post("/lti/login/", REMOTE_ADDR=address)
-        throttle = AddressThrottle("lti_login")
         start.wait()
-        allowed.append(throttle.allow_request(request, None))
+        try:
+            outcomes.append(work())
+        finally:
+            connection.close()
 
     threads = [threading.Thread(target=one) for _ in range(burst)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return outcomes
+
+
+@pytest.mark.usefixtures("low_limits")
+def test_requests_arriving_together_cannot_share_one_count():
+    """An attacker sending a burst at once: each request must be counted, not several of them
+    reading the same count and each writing it back one higher."""
+    request = RequestFactory().post("/lti/login/", REMOTE_ADDR=a_new_address())
+    allowed = at_once(24, lambda: AddressThrottle("lti_login").allow_request(request, None))
     assert allowed.count(True) == LIMIT
+
+
+@pytest.mark.usefixtures("low_limits")
+def test_token_guesses_arriving_together_are_looked_at_no_more_than_the_limit():
+    """A burst of guesses sent at once: each takes its place in the count before its token is
+    looked at, so no more than the limit are checked, however many arrive together."""
+    request = RequestFactory().get(
+        "/api/v1/grades/", REMOTE_ADDR=a_new_address(), HTTP_AUTHORIZATION="Bearer gcq_x_guess"
+    )
+
+    def guess() -> str:
+        try:
+            ApiTokenAuthentication().authenticate(request)
+        except exceptions.Throttled:
+            return "throttled"
+        except exceptions.AuthenticationFailed:
+            return "looked at"
+        return "accepted"
+
+    outcomes = at_once(24, guess)
+    assert outcomes.count("looked at") == LIMIT, outcomes
+    assert outcomes.count("throttled") == 24 - LIMIT
