@@ -1,7 +1,11 @@
 """Lab refusals, on the course side's one base (activities.errors.DomainError), as the
 quiz's are, so pages and the API report them alike."""
 
+from django.utils.translation import gettext as _
+
 from activities.errors import DomainError
+
+from .runner.policies import PolicyError
 
 
 class LabError(DomainError):
@@ -30,3 +34,9 @@ class DemoQueueFull(LabError):
     """The demo course's runs waiting or running reached DEMO_LAB_QUEUE_CAP."""
 
     status_code = 503
+
+
+def policy_refusal(error: PolicyError) -> str:
+    """Why a policy cannot run, in the reader's language: the runner's reason (English, from
+    a template marked for the catalogues) translated, with what the student wrote in it."""
+    return _("This policy cannot run: %(reason)s.") % {"reason": _(error.template) % error.params}

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from activities.models import GradingMethod
 
+from .errors import policy_refusal
 from .models import LabSchedule
 from .runner.policies import MAX_POLICY_CHARS, OP_KINDS, PolicyError, parse_policy
 
@@ -99,10 +100,7 @@ class PolicyForm(forms.Form):
                 parse_policy(data["policy"], self.blocks)
             except PolicyError as error:
                 del data["policy"]
-                self.add_error(
-                    "policy_json" if kind == "json" else None,
-                    _("This policy cannot run: %(reason)s.") % {"reason": error},
-                )
+                self.add_error("policy_json" if kind == "json" else None, policy_refusal(error))
         return data
 
     def _policy_from_layers(self, recompute: set[int], cuts: set[int]) -> dict[str, Any]:

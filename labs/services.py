@@ -25,7 +25,14 @@ from ops import jobs
 
 from . import execution
 from .content import LabContent
-from .errors import DemoQueueFull, InvalidPolicy, InvalidSchedule, LabNotOpen, RunPending
+from .errors import (
+    DemoQueueFull,
+    InvalidPolicy,
+    InvalidSchedule,
+    LabNotOpen,
+    RunPending,
+    policy_refusal,
+)
 from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from .runner.policies import PolicyError, parse_policy, policy_text
@@ -224,7 +231,7 @@ def submit_run(
         # The runner receives exactly this text, so this is the text that must pass.
         parse_policy(policy_text(policy), lab.blocks)
     except PolicyError as error:
-        raise InvalidPolicy(_("This policy cannot run: %(reason)s.") % {"reason": error}) from None
+        raise InvalidPolicy(policy_refusal(error)) from None
     with transaction.atomic():
         if placement.context.is_demo:
             # Demo submissions of the lab are serialised on its schedule's row, so that two

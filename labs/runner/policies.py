@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ __all__ = [
     "Plan",
     "PolicyError",
     "Segment",
+    "gettext_noop",
     "parse_policy",
     "policy_text",
     "uniform_segments",
@@ -31,8 +32,22 @@ MAX_NESTING = 3
 MAX_POLICY_CHARS = 20_000
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a message for the service's translation catalogues (Django's ``makemessages``
+    extracts what is passed to a function of this name); the runner imports no Django."""
+    return message
+
+
 class PolicyError(ValueError):
-    """The policy is not valid for this model; the message says why, for the student."""
+    """The policy is not valid for this model; the message says why, for the student.
+
+    The runner says it in English. ``template`` is that message with ``%(name)s`` fields,
+    marked for translation, and ``params`` what fills them (what the student wrote, numbers):
+    the service says the same in the student's language (``labs.errors.policy_refusal``)."""
+
+    def __init__(self, template: str, **params: object) -> None:
+        super().__init__(template % params)
+        self.template, self.params = template, params
 
 
 @dataclass(frozen=True)
@@ -89,57 +104,95 @@ def sqrt_segment_size(blocks: int) -> int:
 def _whole(data: Mapping[str, Any], key: str, lower: int, upper: int) -> int:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PolicyError(f"'{key}' must be a whole number")
+        raise PolicyError(gettext_noop("'%(key)s' must be a whole number"), key=key)
     if not lower <= value <= upper:
-        raise PolicyError(f"'{key}' must be between {lower} and {upper}; it is {value}")
+        raise PolicyError(
+            gettext_noop("'%(key)s' must be between %(lower)s and %(upper)s; it is %(value)s"),
+            key=key,
+            lower=lower,
+            upper=upper,
+            value=value,
+        )
     return value
 
 
-def _only_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+def _only_keys(data: Mapping[str, Any], allowed: set[str], refusal: str, **params: object) -> None:
+    """Refuses fields not ``allowed`` with ``refusal``, whose ``%(fields)s`` names them."""
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise PolicyError(f"unknown field(s) in {where}: {', '.join(map(repr, unknown))}")
+        raise PolicyError(refusal, fields=_listed(unknown), **params)
+
+
+def _listed(names: Iterable[str]) -> str:
+    return ", ".join(map(repr, names))
+
+
+_UNCOVERED = gettext_noop("blocks %(first)s–%(last)s are in no segment")
 
 
 def _segments(raw: Any, start: int, end: int, depth: int, max_depth: int) -> tuple[Segment, ...]:
-    where = f"blocks {start}–{end}"
     if not isinstance(raw, list) or not raw:
-        raise PolicyError(f"'segments' for {where} must be a non-empty list")
+        raise PolicyError(
+            gettext_noop("'segments' for blocks %(start)s–%(end)s must be a non-empty list"),
+            start=start,
+            end=end,
+        )
     if len(raw) > end - start:
-        raise PolicyError(f"more segments than blocks in {where}")
+        raise PolicyError(
+            gettext_noop("more segments than blocks in blocks %(start)s–%(end)s"),
+            start=start,
+            end=end,
+        )
     segments = []
     position = start
     for item in raw:
         if not isinstance(item, dict):
-            raise PolicyError("each segment must be an object with start, end and checkpoint")
-        _only_keys(item, {"start", "end", "checkpoint", "segments"}, "a segment")
+            raise PolicyError(
+                gettext_noop("each segment must be an object with start, end and checkpoint")
+            )
+        _only_keys(
+            item,
+            {"start", "end", "checkpoint", "segments"},
+            gettext_noop("unknown field(s) in a segment: %(fields)s"),
+        )
         missing = [key for key in ("start", "end", "checkpoint") if key not in item]
         if missing:
-            raise PolicyError(f"a segment needs {', '.join(map(repr, missing))}")
+            raise PolicyError(gettext_noop("a segment needs %(fields)s"), fields=_listed(missing))
         first = _whole(item, "start", 0, end)
         last = _whole(item, "end", 0, end)
         if first < position:
-            raise PolicyError(f"segment {first}–{last} overlaps the one before it")
+            raise PolicyError(
+                gettext_noop("segment %(first)s–%(last)s overlaps the one before it"),
+                first=first,
+                last=last,
+            )
         if first > position:
-            raise PolicyError(f"blocks {position}–{first} are in no segment")
+            raise PolicyError(_UNCOVERED, first=position, last=first)
         if last <= first or last > end:
-            raise PolicyError(f"segment {first}–{last} must end after it starts, by {end} at most")
+            raise PolicyError(
+                gettext_noop(
+                    "segment %(first)s–%(last)s must end after it starts, by %(end)s at most"
+                ),
+                first=first,
+                last=last,
+                end=end,
+            )
         checkpoint = item["checkpoint"]
         if not isinstance(checkpoint, bool):
-            raise PolicyError("'checkpoint' must be true or false")
+            raise PolicyError(gettext_noop("'checkpoint' must be true or false"))
         children: tuple[Segment, ...] = ()
         if "segments" in item:
             if depth + 1 >= max_depth:
+                if max_depth == 1:
+                    raise PolicyError(gettext_noop("segments cannot be nested here"))
                 raise PolicyError(
-                    "segments cannot be nested here"
-                    if max_depth == 1
-                    else f"segments nest at most {max_depth} deep"
+                    gettext_noop("segments nest at most %(depth)s deep"), depth=max_depth
                 )
             children = _segments(item["segments"], first, last, depth + 1, max_depth)
         segments.append(Segment(first, last, checkpoint, children))
         position = last
     if position != end:
-        raise PolicyError(f"blocks {position}–{end} are in no segment")
+        raise PolicyError(_UNCOVERED, first=position, last=end)
     return tuple(segments)
 
 
@@ -158,7 +211,9 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: set[str] = set()
     for key, _value in pairs:
         if key in seen:
-            raise PolicyError(f"the field {key!r} appears twice in one object")
+            raise PolicyError(
+                gettext_noop("the field %(key)s appears twice in one object"), key=repr(key)
+            )
         seen.add(key)
     return dict(pairs)
 
@@ -176,14 +231,23 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
     if isinstance(raw, str):
         raw = _decoded(raw)
     if not isinstance(raw, Mapping):
-        raise PolicyError("the policy must be a JSON object with a 'kind'")
+        raise PolicyError(gettext_noop("the policy must be a JSON object with a 'kind'"))
     kind = raw.get("kind")
     if kind not in POLICY_KINDS:
-        raise PolicyError(f"unknown policy kind {kind!r}; choose one of {', '.join(POLICY_KINDS)}")
-    _only_keys(raw, {"kind", "preserve_rng_state"} | _FIELDS[kind], f"a '{kind}' policy")
+        raise PolicyError(
+            gettext_noop("unknown policy kind %(kind)s; choose one of %(kinds)s"),
+            kind=repr(kind),
+            kinds=", ".join(POLICY_KINDS),
+        )
+    _only_keys(
+        raw,
+        {"kind", "preserve_rng_state"} | _FIELDS[kind],
+        gettext_noop("unknown field(s) in a '%(kind)s' policy: %(fields)s"),
+        kind=kind,
+    )
     preserve = raw.get("preserve_rng_state", True)
     if not isinstance(preserve, bool):
-        raise PolicyError("'preserve_rng_state' must be true or false")
+        raise PolicyError(gettext_noop("'preserve_rng_state' must be true or false"))
 
     save_ops: frozenset[str] | None = None
     if kind == "none":
@@ -207,25 +271,35 @@ def parse_policy(raw: str | Mapping[str, Any], blocks: int) -> Plan:
 def _decoded(text: str) -> Any:
     """The policy's JSON text parsed strictly, or a PolicyError saying what is wrong."""
     if len(text) > MAX_POLICY_CHARS:
-        raise PolicyError(f"the policy is too long (over {MAX_POLICY_CHARS} characters)")
+        raise PolicyError(
+            gettext_noop("the policy is too long (over %(limit)s characters)"),
+            limit=MAX_POLICY_CHARS,
+        )
     try:
         return json.loads(text, object_pairs_hook=_no_repeated_keys)
     except json.JSONDecodeError as error:
-        raise PolicyError(f"the policy is not valid JSON: {error.msg}") from None
+        raise PolicyError(
+            gettext_noop("the policy is not valid JSON: %(detail)s"), detail=error.msg
+        ) from None
     except PolicyError:
         raise
     except (ValueError, RecursionError):
-        raise PolicyError("the policy is too large or too deeply nested") from None
+        raise PolicyError(gettext_noop("the policy is too large or too deeply nested")) from None
 
 
 def _save_ops(save: Any) -> frozenset[str]:
     """A selective policy's op kinds to keep: known kinds, each named once."""
     if not isinstance(save, list) or not all(isinstance(op, str) for op in save):
-        raise PolicyError(f"'save' must be a list of op kinds from {', '.join(OP_KINDS)}")
+        raise PolicyError(
+            gettext_noop("'save' must be a list of op kinds from %(kinds)s"),
+            kinds=", ".join(OP_KINDS),
+        )
     unknown = sorted(set(save) - set(OP_KINDS))
     if unknown:
-        raise PolicyError(f"unknown op kind(s) {', '.join(map(repr, unknown))}")
+        raise PolicyError(gettext_noop("unknown op kind(s) %(kinds)s"), kinds=_listed(unknown))
     repeated = sorted({op for op in save if save.count(op) > 1})
     if repeated:
-        raise PolicyError(f"op kind(s) {', '.join(map(repr, repeated))} named twice in 'save'")
+        raise PolicyError(
+            gettext_noop("op kind(s) %(kinds)s named twice in 'save'"), kinds=_listed(repeated)
+        )
     return frozenset(save)

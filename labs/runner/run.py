@@ -14,7 +14,7 @@ import torch  # noqa: E402
 
 from .measure import measure_step  # noqa: E402
 from .models import build_blocks, make_batch  # noqa: E402
-from .policies import PolicyError, parse_policy  # noqa: E402
+from .policies import PolicyError, gettext_noop, parse_policy  # noqa: E402
 from .reference import REFERENCE_VERSION, lab_reference  # noqa: E402
 from .spec import ModelSpec  # noqa: E402
 
@@ -112,7 +112,9 @@ def run_lab(
         raise  # the device's memory, which other work shares: not the student's to fix
     except RuntimeError as error:
         # The same model ran without checkpointing, so the policy is what failed.
-        raise PolicyError(f"the policy failed while running: {error}") from error
+        raise PolicyError(
+            gettext_noop("the policy failed while running: %(error)s"), error=str(error)
+        ) from error
 
     element_bytes = batch.element_size()
     unit_bytes = batch.numel() * element_bytes

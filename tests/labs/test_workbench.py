@@ -10,9 +10,11 @@ import json
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from activities.demo import enrol_demo_member
 from labs import services
+from labs.errors import InvalidPolicy
 from labs.models import LabRun, RunStatus
 from labs.runner.spec import MODEL_OP_KINDS
 from labs.selectors import instructions_html
@@ -22,6 +24,13 @@ from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 
 JSON = {"HTTP_ACCEPT": "application/json"}
+OVERLAPPING = {
+    "kind": "boundaries",
+    "segments": [
+        {"start": 0, "end": 5, "checkpoint": True},
+        {"start": 4, "end": 8, "checkpoint": False},
+    ],
+}
 
 
 @pytest.fixture(autouse=True)
@@ -157,15 +166,7 @@ def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed():
     assert response.status_code == 400
     assert "not valid JSON" in response.json()["errors"][0]
 
-    overlapping = json.dumps(
-        {
-            "kind": "boundaries",
-            "segments": [
-                {"start": 0, "end": 5, "checkpoint": True},
-                {"start": 4, "end": 8, "checkpoint": False},
-            ],
-        }
-    )
+    overlapping = json.dumps(OVERLAPPING)
     response = estimate(client, placement, {"kind": "json", "policy_json": overlapping})
     assert response.status_code == 400
     assert "overlaps the one before it" in response.json()["errors"][0]
@@ -181,6 +182,33 @@ def test_bad_json_and_bad_policies_get_a_message_and_keep_what_was_typed():
     html = response.content.decode()
     assert "overlaps the one before it" in html
     assert overlapping.replace('"', "&quot;") in html
+    assert not LabRun.objects.exists()
+
+
+@pytest.mark.usefixtures("quiz")
+def test_a_russian_student_reads_why_a_policy_cannot_run_in_russian():
+    """The runner says why in English (it imports no Django); the service says the same in the
+    student's language, with what the student typed in its place."""
+    learner = enrol_demo_member(Role.LEARNER, "ru")
+    placement = lab_placement(learner.context, small_lab())
+    client = launched_client(learner)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "ru"
+    overlapping = {"kind": "json", "policy_json": json.dumps(OVERLAPPING)}
+    response = estimate(client, placement, overlapping)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        "Эту политику нельзя запустить: сегмент 4–8 перекрывает предыдущий."
+    ]
+    too_big = {"kind": "json", "policy_json": '{"kind": "segments", "size": 99}'}
+    response = client.post(reverse("labs:submit", args=[placement.pk]), too_big)
+    assert response.status_code == 400
+    assert "«size» должно быть от 1 до 8, а сейчас 99" in response.content.decode()
+    with translation.override("ru"), pytest.raises(InvalidPolicy) as refused:
+        services.submit_run(placement=placement, user=learner.user, policy={"kind": "warp"})
+    assert refused.value.message == (
+        "Эту политику нельзя запустить: неизвестный вид политики 'warp'; выберите один из: "
+        "none, every_block, segments, sqrt, boundaries, nested, selective."
+    )
     assert not LabRun.objects.exists()
 
 
