@@ -422,6 +422,10 @@ LTI_HTTP_MAX_RESPONSE_BYTES = int(os.environ.get("LTI_HTTP_MAX_RESPONSE_BYTES", 
 LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES = env_bool(
     "LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES", default=DEBUG
 )
+# An egress proxy for every call to a platform (http://host:port; https URLs go through it
+# by CONNECT), for networks that reach the internet only through one. The environment's
+# HTTP(S)_PROXY is not read: lti/http.py checks the platform's address before the proxy.
+LTI_HTTP_PROXY = os.environ.get("LTI_HTTP_PROXY", "")
 LTI_PLATFORM_KEYSET_CACHE_SECONDS = int(os.environ.get("LTI_PLATFORM_KEYSET_CACHE_SECONDS", "3600"))
 LTI_PLATFORM_KEYSET_REFETCH_SECONDS = int(
     os.environ.get("LTI_PLATFORM_KEYSET_REFETCH_SECONDS", "60")

@@ -7,7 +7,10 @@ JWKS, token endpoint, AGS, NRPS):
   LTI_ALLOW_PRIVATE_PLATFORM_ADDRESSES is on (the local run and the tests, whose platforms are
   on 127.0.0.1). The host is resolved once, when a connection is opened, and the connection
   goes to the address that was checked (no second lookup that DNS rebinding could answer
-  differently); the Host header, TLS SNI and certificate check keep the host name.
+  differently); the Host header, TLS SNI and certificate check keep the host name;
+- with ``LTI_HTTP_PROXY`` (an institution's egress proxy) every call goes through it, the
+  platform's host checked the same way before the proxy is asked (the proxy itself, the
+  operator's, may be on a private address).
 
 Each thread keeps its connections to a platform alive between calls (a worker posts many
 scores). Failures are ``requests`` exceptions; a refusal by this policy is
@@ -31,6 +34,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 USER_AGENT = "gcquiz-lti-tool/1.0"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 UNREACHABLE = gettext_lazy("The platform could not be reached.")
 _local = threading.local()
 logger = logging.getLogger(__name__)
@@ -117,12 +121,22 @@ class _PinnedAdapter(HTTPAdapter):
             "https": _PinnedHTTPSPool,
         }
 
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("proxies"):
+            # Through the egress proxy, which resolves the platform's host itself: the host
+            # is checked here, before the proxy is asked (the proxy's own rules should refuse
+            # internal addresses too, since it looks the name up again).
+            parts = urlsplit(request.url or "")
+            checked_address(parts.hostname or "", parts.port or DEFAULT_PORTS[parts.scheme])
+        return super().send(request, *args, **kwargs)
+
 
 def _session() -> requests.Session:
     session = getattr(_local, "session", None)
     if session is None:
         session = _local.session = requests.Session()
-        # No proxy from the environment: the address checked must be the one we talk to.
+        # No proxy from the environment: the address checked must be the one we talk to, or
+        # with LTI_HTTP_PROXY the platform's host is checked before the proxy is asked.
         session.trust_env = False
         session.headers["User-Agent"] = USER_AGENT
         adapter = _PinnedAdapter()
@@ -164,6 +178,8 @@ def request(method: str, url: str, **kwargs: Any) -> requests.Response:
     kwargs.setdefault("timeout", timeout())
     kwargs["allow_redirects"] = False
     kwargs["stream"] = True
+    if settings.LTI_HTTP_PROXY:
+        kwargs["proxies"] = {"http": settings.LTI_HTTP_PROXY, "https": settings.LTI_HTTP_PROXY}
     try:
         response = _session().request(method, url, **kwargs)
     except _Refused as error:

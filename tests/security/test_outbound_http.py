@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -34,7 +35,7 @@ class Recorder:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
-                recorder.requests.append(("GET", self.path, self.headers.get("Host", "")))
+                recorder.requests.append((self.command, self.path, self.headers.get("Host", "")))
                 if self.path == "/redirect":
                     self.send_response(302)
                     self.send_header("Location", "/jwks")
@@ -231,3 +232,90 @@ def test_the_pinned_connection_keeps_the_host_name(recorder, monkeypatch):
     assert response.json()["keys"] == []
     assert recorder.requests == [("GET", "/jwks", f"platform.test:{recorder.port}")]
     assert lookups == ["platform.test"]
+
+
+class ForwardProxy:
+    """An HTTP forward proxy on loopback, as an institution's egress proxy: it takes requests
+    in absolute form, resolves the host with its own resolver (here a table, so that a name
+    the tool sees as public can lead to the test's platform on loopback), forwards them and
+    logs each request line."""
+
+    def __init__(self, hosts: dict[str, str]) -> None:
+        import http.client
+
+        self.requests: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                proxy.requests.append(f"{self.command} {self.path}")
+                target = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                upstream = http.client.HTTPConnection(
+                    hosts.get(target.hostname, target.hostname), target.port, timeout=5
+                )
+                headers = {name: value for name, value in self.headers.items()}
+                upstream.request(self.command, target.path or "/", body=body, headers=headers)
+                answer = upstream.getresponse()
+                content = answer.read()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+                upstream.close()
+
+            do_POST = do_GET  # noqa: N815
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def egress_proxy(settings):
+    proxy = ForwardProxy({"platform.test": "127.0.0.1"})
+    settings.LTI_HTTP_PROXY = proxy.url
+    yield proxy
+    proxy.stop()
+
+
+@pytest.mark.usefixtures("outbound_policy")
+def test_with_an_egress_proxy_platform_calls_go_through_it(recorder, egress_proxy, monkeypatch):
+    """The proxy is the operator's (on a private address, allowed); the platform's host is
+    still checked by the tool, and reached through the proxy."""
+    real = socket.getaddrinfo
+
+    def public(host, port, *args, **kwargs):  # the tool's resolver sees a public platform
+        return real("93.184.216.34" if host == "platform.test" else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", public)
+    url = recorder.url("/jwks", host="platform.test")
+    assert http.get(url).json()["keys"] == []
+    http.post(url, json={"scoreGiven": 1})
+    assert egress_proxy.requests == [f"GET {url}", f"POST {url}"]
+    host = f"platform.test:{recorder.port}"
+    assert recorder.requests == [("GET", "/jwks", host), ("POST", "/jwks", host)]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+@pytest.mark.usefixtures("outbound_policy")
+def test_through_an_egress_proxy_a_refused_address_is_refused_before_the_proxy_is_asked(
+    recorder, egress_proxy, host
+):
+    with pytest.raises(http.PlatformAddressRefused):
+        http.get(recorder.url("/jwks", host=host))
+    assert egress_proxy.requests == []
+    assert recorder.requests == []
