@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime, timedelta
 
 import django_filters
@@ -8,6 +9,29 @@ from activities.models import Grade
 from assessments.models import Attempt, AttemptState, Response
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, ResourceLink
+
+# The largest id a row can have (PostgreSQL's bigint, SQLite's integer).
+MAX_ID = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class IdField(forms.IntegerField):
+    """A row's id: ASCII digits, 1 to MAX_ID. A decimal filter read "1.5" and "1e0" as 1, and
+    a number past a bigint reached the database, which refused it with a server error."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=1, max_value=MAX_ID, **kwargs)
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        if not _DIGITS.fullmatch(str(value).strip()):
+            raise forms.ValidationError("Enter an id: a whole number of ASCII digits.")
+        return super().to_python(value)
+
+
+class IdFilter(django_filters.NumberFilter):
+    field_class = IdField
 
 
 class UtcDateTimeField(IsoDateTimeField):
@@ -32,7 +56,7 @@ class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
 
 
 class PlacementFilter(django_filters.FilterSet):
-    course = django_filters.NumberFilter(field_name="context_id")
+    course = IdFilter(field_name="context_id")
 
     class Meta:
         model = ResourceLink
@@ -40,10 +64,10 @@ class PlacementFilter(django_filters.FilterSet):
 
 
 class AttemptFilter(django_filters.FilterSet):
-    course = django_filters.NumberFilter(field_name="placement__context_id")
+    course = IdFilter(field_name="placement__context_id")
     activity = django_filters.CharFilter(field_name="placement__quiz_placement__quiz__slug")
-    placement = django_filters.NumberFilter(field_name="placement_id")
-    user = django_filters.NumberFilter(field_name="user_id")
+    placement = IdFilter(field_name="placement_id")
+    user = IdFilter(field_name="user_id")
     state = django_filters.ChoiceFilter(choices=AttemptState.choices)
     started_after = UtcDateTimeFilter(field_name="started_at", lookup_expr="gte")
     started_before = UtcDateTimeFilter(field_name="started_at", lookup_expr="lt")
@@ -54,10 +78,10 @@ class AttemptFilter(django_filters.FilterSet):
 
 
 class LabRunFilter(django_filters.FilterSet):
-    course = django_filters.NumberFilter(field_name="placement__context_id")
+    course = IdFilter(field_name="placement__context_id")
     activity = django_filters.CharFilter(field_name="placement__lab_placement__lab__slug")
-    placement = django_filters.NumberFilter(field_name="placement_id")
-    user = django_filters.NumberFilter(field_name="user_id")
+    placement = IdFilter(field_name="placement_id")
+    user = IdFilter(field_name="user_id")
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     submitted_after = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
     submitted_before = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
@@ -69,7 +93,7 @@ class LabRunFilter(django_filters.FilterSet):
 
 class ResponseFilter(django_filters.FilterSet):
     attempt = django_filters.UUIDFilter(field_name="attempt__public_id")
-    placement = django_filters.NumberFilter(field_name="attempt__placement_id")
+    placement = IdFilter(field_name="attempt__placement_id")
     question = django_filters.CharFilter(field_name="question__key")
 
     class Meta:
@@ -78,9 +102,9 @@ class ResponseFilter(django_filters.FilterSet):
 
 
 class GradeFilter(django_filters.FilterSet):
-    course = django_filters.NumberFilter(field_name="placement__context_id")
-    placement = django_filters.NumberFilter(field_name="placement_id")
-    user = django_filters.NumberFilter(field_name="user_id")
+    course = IdFilter(field_name="placement__context_id")
+    placement = IdFilter(field_name="placement_id")
+    user = IdFilter(field_name="user_id")
 
     class Meta:
         model = Grade
@@ -88,7 +112,7 @@ class GradeFilter(django_filters.FilterSet):
 
 
 class RosterFilter(django_filters.FilterSet):
-    course = django_filters.NumberFilter(field_name="context_id")
+    course = IdFilter(field_name="context_id")
 
     class Meta:
         model = Membership

@@ -1,6 +1,8 @@
 """The API reads JSON only, and refuses what it cannot read as a 4xx in its error format:
-bodies that are not UTF-8, not JSON, or nested deeper than any request of the API needs
-(Python's parser recurses, so a deep enough body was a RecursionError and a 500)."""
+bodies that are not UTF-8, not JSON, nested deeper than any request of the API needs
+(Python's parser recurses, so a deep enough body was a RecursionError and a 500), or holding
+an unpaired surrogate (JSON's "\ud800" escape decodes to one; no database text can store it,
+and it was a 500 when saved)."""
 
 from __future__ import annotations
 
@@ -15,17 +17,30 @@ from rest_framework.utils import json
 MAX_DEPTH = 32
 
 
-def _depth_exceeds(data: Any, limit: int) -> bool:
+def _problem(data: Any, limit: int) -> str | None:
+    """What makes the parsed body unusable, or None."""
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and _unpaired_surrogate(value):
+                return "The JSON holds text that is not valid Unicode (an unpaired surrogate)."
+            continue
         if isinstance(value, dict):
-            value = list(value.values())
+            value = [*value.keys(), *value.values()]
         elif not isinstance(value, list):
             continue
         if depth > limit:
-            return True
+            return f"The JSON is nested more than {limit} levels deep."
         stack.extend((item, depth + 1) for item in value)
+    return None
+
+
+def _unpaired_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
     return False
 
 
@@ -42,6 +57,7 @@ class JsonParser(parsers.JSONParser):
             raise ParseError("The JSON is nested too deeply.") from None
         except ValueError as error:
             raise ParseError(f"The body is not valid JSON: {error}") from None
-        if _depth_exceeds(data, MAX_DEPTH):
-            raise ParseError(f"The JSON is nested more than {MAX_DEPTH} levels deep.")
+        problem = _problem(data, MAX_DEPTH)
+        if problem is not None:
+            raise ParseError(problem)
         return data

@@ -14,6 +14,7 @@ from assessments.models import Attempt, Response
 from labs.models import LabRun
 from lti.models import Membership, ResourceLink
 
+from .filters import MAX_ID
 from .models import ApiToken
 
 
@@ -245,8 +246,8 @@ class OverrideSerializer(serializers.ModelSerializer):
 
 
 class OverrideInputSerializer(serializers.Serializer):
-    placement = serializers.IntegerField(min_value=1)
-    user = serializers.IntegerField(min_value=1)
+    placement = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    user = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     score_given = serializers.DecimalField(max_digits=9, decimal_places=GRADE_DECIMALS)
     reason = serializers.CharField(max_length=2000, allow_blank=False, trim_whitespace=True)
     share_reason = serializers.BooleanField(
@@ -278,7 +279,7 @@ class RegradeSerializer(serializers.ModelSerializer):
 
 
 class RegradeInputSerializer(serializers.Serializer):
-    placement = serializers.IntegerField(min_value=1)
+    placement = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     preview = serializers.BooleanField(
         default=False, help_text="Only say what the regrade would change (nothing is written)."
     )

@@ -62,9 +62,11 @@ class ActivityViewSet(ScopedViewSet):
     serializer_class = serializers.ActivitySerializer
     filter_backends: list = []
 
-    def list(self, request):
+    def get_queryset(self) -> list[dict]:
+        """The rows, from the registered kinds' catalogues rather than one model (the
+        browsable API asks for them too)."""
         languages = [code for code, _name in settings.LANGUAGES]
-        rows = sorted(
+        return sorted(
             (
                 {
                     "key": f"{kind.key}:{kind.slug_of(activity)}",
@@ -78,7 +80,9 @@ class ActivityViewSet(ScopedViewSet):
             ),
             key=lambda row: (row["kind"], row["slug"]),
         )
-        page = self.paginate_queryset(rows)
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 

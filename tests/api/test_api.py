@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -491,3 +492,64 @@ def test_lab_run_detail_carries_the_measurements_and_a_lab_regrade_grades_its_ru
     assert regrade.status_code == 201
     assert regrade.json()["grades_changed"] == 2
     assert {row["new_score"] for row in regrade.json()["grades_report"]} == {"75.00"}
+
+
+# Found by fuzzing the running service (2026-12-02): each of these was a 500.
+
+
+@pytest.mark.parametrize("version", ["\n", "\r\n", "\x00", '"zz'])
+def test_the_schema_ignores_a_version_asked_for_in_its_address(client, version):
+    schema = client.get("/api/schema/", {"version": version})
+    assert schema.status_code == 200
+    disposition = schema["Content-Disposition"]
+    assert "zz" not in disposition
+    assert all(ord(char) >= 32 for char in disposition)
+
+
+def test_the_activities_list_opens_in_a_browser(world):
+    page = world.client("learner").get("/api/v1/activities/", HTTP_ACCEPT="text/html")
+    assert page.status_code == 200
+    assert b"gradient-checkpointing" in page.content
+
+
+@pytest.mark.parametrize("value", [str(10**30), str(2**63), "1.5", "1e0", "\u0661", "-1", "0"])
+@pytest.mark.parametrize(
+    ("endpoint", "name"),
+    [
+        ("placements", "course"),
+        ("attempts", "user"),
+        ("attempts", "placement"),
+        ("lab-runs", "course"),
+        ("grades", "user"),
+        ("roster", "course"),
+        ("responses", "placement"),
+    ],
+)
+def test_an_id_filter_that_is_not_an_id_is_a_400(world, endpoint, name, value):
+    response = world.client("staff").get(f"/api/v1/{endpoint}/", {name: value})
+    assert response.status_code == 400, response.content[:300]
+    assert name in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("field", ["user", "placement"])
+def test_an_override_naming_an_id_past_the_largest_is_a_400(world, field):
+    payload = {"placement": world.a.pk, "user": world.l1.pk, "score_given": "5", "reason": "r"}
+    response = world.client("staff").post(
+        "/api/v1/overrides/", {**payload, field: 2**63}, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert field in response.json()["error"]["message"]
+    assert not GradeOverride.objects.exists()
+
+
+def test_json_holding_an_unpaired_surrogate_is_a_400(world):
+    body = json.dumps(
+        {"placement": world.a.pk, "user": world.l1.pk, "score_given": "5", "reason": "\ud800"}
+    )
+    assert "\\ud800" in body  # the escape, as a client sends it
+    response = world.client("staff").post(
+        "/api/v1/overrides/", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert "Unicode" in response.json()["error"]["message"]
+    assert not GradeOverride.objects.exists()
