@@ -185,9 +185,15 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     )
 
 
+# The grades page's search reads this many characters (assessments.selectors); the order and
+# the page are shorter still. A longer value made the address back to the page one that the
+# redirect refuses, after an override had been saved.
+KEPT_CHARS = 100
+
+
 def _kept(data: Any) -> dict[str, str]:
     """The grades page's search, order and page, carried through its forms."""
-    return {key: str(data.get(key)) for key in ("q", "sort", "page") if data.get(key)}
+    return {key: str(data.get(key))[:KEPT_CHARS] for key in ("q", "sort", "page") if data.get(key)}
 
 
 def _grades_url(placement: ResourceLink, data: Any) -> str:

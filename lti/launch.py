@@ -148,14 +148,21 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
 MAX_ID_LENGTH = 255
 
 
-def _has_nul(value: object) -> bool:
-    """Whether any string inside the claims holds a NUL, which no database text can store."""
+def _unstorable(value: object) -> bool:
+    """Whether any string inside the claims holds what no database text can store: a NUL,
+    or an unpaired surrogate (JSON's "\\ud800" escape decodes to one)."""
     if isinstance(value, str):
-        return "\x00" in value
+        if "\x00" in value:
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
     if isinstance(value, dict):
-        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+        return any(_unstorable(key) or _unstorable(item) for key, item in value.items())
     if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
+        return any(_unstorable(item) for item in value)
     return False
 
 
@@ -336,8 +343,10 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         header, body = self._jwt.get("header"), self._jwt.get("body")
         if not isinstance(header, dict) or not isinstance(body, dict):
             raise LaunchError(_("The id_token is not a signed JWT."))
-        if _has_nul(body) or "\x00" in id_token:
-            raise LaunchError(_("The launch contains a NUL character."))
+        if _unstorable(body) or "\x00" in id_token:
+            raise LaunchError(
+                _("The launch contains a NUL character or text that is not valid Unicode.")
+            )
         if header.get("alg") not in ALLOWED_ALGORITHMS:
             raise LaunchError(
                 _("The launch is signed with %(algorithm)r; only RS256 is accepted."),

@@ -68,7 +68,7 @@ def platform_key(keyset_url: str, kid: str) -> jwt.PyJWK:
         )
     try:
         return jwt.PyJWK(jwk, algorithm="RS256")
-    except jwt.PyJWKError as error:
+    except (jwt.PyJWKError, jwt.InvalidKeyError) as error:  # the kid is the token's choice
         raise LaunchError(
             _("The platform's key %(kid)r is not a usable RSA key."), kid=kid
         ) from error

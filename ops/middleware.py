@@ -5,8 +5,10 @@ import time
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import resolve
 from django.utils.log import log_response
+from django.utils.translation import gettext as _
 
 from .context import REQUEST_ID_HEADER, new_request_id, request_id
 from .metrics import REQUEST_SECONDS, REQUESTS
@@ -100,3 +102,30 @@ class OperationsEndpointsMiddleware:
         match = resolve(request.path_info)
         request.resolver_match = match
         return match.func(request, *match.args, **match.kwargs)
+
+
+class FormCharsetMiddleware:
+    """A form sent in a character set other than UTF-8 gets the site's 400 page saying so.
+
+    Django refuses to read such a form (RFC 1866: always UTF-8) with a BadRequest, but does
+    not mark it read: its own 400 page, which checks the CSRF token and so reads the form
+    again, raised as well, and so did the 500 page, so every form of the site answered a
+    bare server error. Placed before the CSRF middleware, the first to read a form.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.content_type == "application/x-www-form-urlencoded"
+            and request.encoding is not None
+            and request.encoding.lower() != "utf-8"
+        ):
+            return render(
+                request,
+                "error.html",
+                {"message": _("The form was sent in a character set other than UTF-8.")},
+                status=400,
+            )
+        return self.get_response(request)

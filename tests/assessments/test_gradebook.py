@@ -676,3 +676,19 @@ def test_a_quiz_default_changed_in_the_admin_regrades_the_placements_following_i
     assert response.status_code == 302
     assert grade_of(her, synced_placement).score_given == 4
     assert GradeChange.objects.get().cause == ChangeCause.SETTINGS
+
+
+def test_an_override_sent_with_an_overlong_search_is_saved_and_says_so(synced_placement):
+    """Found by fuzzing (2026-12-02): the override was saved, then the redirect back to the
+    page with its search refused the address (over 16,384 characters) and showed an error."""
+    her = student(synced_placement, "her")
+    teacher = staff(synced_placement, "teacher")
+    search = "x" * 20_000
+    response = client_of(teacher).post(
+        reverse("assessments:override", args=[synced_placement.pk]),
+        {"user": her.pk, "score_given": "7", "reason": "r", "q": search, "page": "9" * 20_000},
+    )
+    assert response.status_code == 302
+    assert len(response["Location"]) < 500
+    assert f"q={'x' * 100}&" in response["Location"]
+    assert grade_of(her, synced_placement).is_overridden

@@ -286,6 +286,15 @@ def test_hostile_login_parameters_are_a_400(client, platform, params):
         ({"kid": "k", "crit": ["unknown"]}, {}),
         (None, {"iss": "a\x00b"}),
         (None, {"sub": "a\x00b"}),
+        # An unpaired surrogate ("\ud800" in the JSON) was a 500 where the text reached the
+        # database: iss and aud before the signature is checked.
+        (None, {"iss": "a\ud800b"}),
+        (None, {"aud": "\udfff"}),
+        (None, {"sub": "\ud800"}),
+        (None, {"name": "Ann \ud83d"}),
+        (None, {LTI + "deployment_id": "\ud800"}),
+        (None, {LTI + "context": {"id": "c-1", "title": "\ud800"}}),
+        (None, {LTI + "resource_link": {"id": "rl-\ud800"}}),
         (None, {LTI + "target_link_uri": "http://[x"}),
     ],
 )
@@ -307,3 +316,26 @@ def test_a_non_string_kid_is_a_400(client, platform):
         [part({"alg": "RS256", "kid": 123}), part(standard_claims(platform, auth)), "c2ln"]
     )
     assert post_launch(client, token, auth["state"]).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "unusable",
+    [
+        {"kty": "RSA", "n": "AQ", "e": "AQAB"},  # a malformed RSA key
+        {  # an EC key: a platform may publish keys of several types
+            "kty": "EC",
+            "crv": "P-256",
+            "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+            "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0",
+        },
+    ],
+    ids=["malformed RSA", "EC"],
+)
+def test_a_launch_naming_a_published_key_it_cannot_be_checked_with_is_refused(
+    client, platform, unusable
+):
+    """The key's id is in the token's unsigned header: anyone with a login state picks it."""
+    platform.server.jwks = {"keys": [*platform.server.jwks["keys"], {**unusable, "kid": "odd"}]}
+    auth = start_login(client, platform)
+    token = platform.sign(standard_claims(platform, auth), headers={"kid": "odd"})
+    refused(post_launch(client, token, auth["state"]), 400, "is not a usable RSA key", client)
