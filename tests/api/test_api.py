@@ -512,7 +512,6 @@ def test_the_activities_list_opens_in_a_browser(world):
     assert b"gradient-checkpointing" in page.content
 
 
-@pytest.mark.parametrize("value", [str(10**30), str(2**63), "1.5", "1e0", "\u0661", "-1", "0"])
 @pytest.mark.parametrize(
     ("endpoint", "name"),
     [
@@ -525,10 +524,13 @@ def test_the_activities_list_opens_in_a_browser(world):
         ("responses", "placement"),
     ],
 )
-def test_an_id_filter_that_is_not_an_id_is_a_400(world, endpoint, name, value):
-    response = world.client("staff").get(f"/api/v1/{endpoint}/", {name: value})
-    assert response.status_code == 400, response.content[:300]
-    assert name in response.json()["error"]["message"]
+def test_an_id_filter_that_is_not_an_id_is_a_400(world, endpoint, name):
+    client = world.client("staff")
+    for value in (str(10**30), str(2**63), "1.5", "1e0", "\u0661", "-1", "0"):
+        response = client.get(f"/api/v1/{endpoint}/", {name: value})
+        assert response.status_code == 400, (value, response.content[:300])
+        assert name in response.json()["error"]["message"]
+    assert client.get(f"/api/v1/{endpoint}/", {name: str(2**63 - 1)}).status_code == 200
 
 
 @pytest.mark.parametrize("field", ["user", "placement"])
