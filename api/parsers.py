@@ -12,6 +12,8 @@ from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.utils import json
 
+from ops.text import has_unpaired_surrogate
+
 # No request body of the API nests beyond a few levels; this is well clear of that and far
 # below the interpreter's recursion limit.
 MAX_DEPTH = 32
@@ -23,7 +25,7 @@ def _problem(data: Any, limit: int) -> str | None:
     while stack:
         value, depth = stack.pop()
         if isinstance(value, str):
-            if not value.isascii() and _unpaired_surrogate(value):
+            if has_unpaired_surrogate(value):
                 return "The JSON holds text that is not valid Unicode (an unpaired surrogate)."
             continue
         if isinstance(value, dict):
@@ -34,14 +36,6 @@ def _problem(data: Any, limit: int) -> str | None:
             return f"The JSON is nested more than {limit} levels deep."
         stack.extend((item, depth + 1) for item in value)
     return None
-
-
-def _unpaired_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class JsonParser(parsers.JSONParser):

@@ -21,6 +21,8 @@ from pylti1p3.contrib.django import DjangoMessageLaunch
 from pylti1p3.contrib.django.request import DjangoRequest
 from pylti1p3.exception import LtiException
 
+from ops.text import has_unpaired_surrogate
+
 from . import claims as c
 from .errors import LaunchError
 from .http import platform_url_ok
@@ -152,13 +154,7 @@ def _unstorable(value: object) -> bool:
     """Whether any string inside the claims holds what no database text can store: a NUL,
     or an unpaired surrogate (JSON's "\\ud800" escape decodes to one)."""
     if isinstance(value, str):
-        if "\x00" in value:
-            return True
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
+        return "\x00" in value or has_unpaired_surrogate(value)
     if isinstance(value, dict):
         return any(_unstorable(key) or _unstorable(item) for key, item in value.items())
     if isinstance(value, list):
