@@ -118,7 +118,13 @@ class PolicyForm(forms.Form):
 
 def validate_moment(value: datetime | None) -> None:
     """A date the database and every LMS can store, whatever the time zone."""
-    if value is not None and not 1900 <= value.astimezone(UTC).year <= 9000:
+    if value is None:
+        return
+    try:
+        in_range = 1900 <= value.astimezone(UTC).year <= 9000
+    except OverflowError:  # the first or last day of the calendar, east or west of UTC
+        in_range = False
+    if not in_range:
         raise forms.ValidationError(_("Choose a date between the years 1900 and 9000."))
 
 

@@ -147,6 +147,38 @@ def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform):
     assert "closing time" in bad.content.decode()
 
 
+@pytest.mark.usefixtures("quiz")
+@pytest.mark.parametrize(
+    ("time_zone", "field", "value"),
+    [
+        ("Europe/Moscow", "opens_at", "0001-01-01T00:00"),
+        ("America/New_York", "closes_at", "9999-12-31T23:59"),
+    ],
+)
+def test_a_lab_date_at_the_calendars_edge_is_refused_in_any_time_zone(
+    client, platform, settings, time_zone, field, value
+):
+    """East of UTC the calendar's first minute is before year 1 in UTC, west of it the last
+    minute is after 9999: Python cannot convert either, and the picker answered 500."""
+    settings.TIME_ZONE = time_zone
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    chosen = {
+        "activity": f"lab:{lab.slug}",
+        "title": "Lab 1",
+        "max_attempts": "0",
+        "grading_method": "highest",
+        "late_policy": "accept",
+        "late_penalty_percent": "0",
+    }
+    bad = client.post(response["Location"], {**chosen, field: value})
+    assert bad.status_code == 400
+    assert "between the years 1900 and 9000" in bad.content.decode()
+    placed = client.post(response["Location"], {**chosen, field: "2030-03-01T09:00"})
+    assert placed.status_code == 200
+    assert hidden(placed.content.decode(), "JWT")
+
+
 def test_learners_cannot_deep_link(client, platform):
     response = launch(client, platform, roles=[ROLE + "Learner"], deep_link=True)
     assert response.status_code == 403
