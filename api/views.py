@@ -31,8 +31,15 @@ from .exceptions import domain_error
 from .models import ApiToken
 from .tokens import create_token, revoke_token
 
+# The public id (a UUID) of an attempt or a lab run, in a path.
+UUID_CHARACTERS = "[0-9a-fA-F-]+"
+
 
 class ScopedViewSet(viewsets.GenericViewSet):
+    # A row's id in a path is ASCII digits, as in Django's <int:> paths: DRF's default takes
+    # any text, and int() reads other scripts' digits ("\u0661\u0662" as 12).
+    lookup_value_regex = "[0-9]+"
+
     @property
     def scope(self) -> ApiScope:
         if not hasattr(self, "_scope"):
@@ -104,8 +111,6 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
         )
 
     def _placement_for_analytics(self, pk) -> ResourceLink:
-        if not str(pk).isdigit() or len(str(pk)) > 18:
-            raise NotFound("No such placement in your courses.")
         return self.staff_placement(int(pk), write=False)
 
     @extend_schema(
@@ -144,6 +149,7 @@ class AttemptViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelM
     queryset = Attempt.objects.none()  # for the schema; get_queryset scopes it
 
     lookup_field = "public_id"
+    lookup_value_regex = UUID_CHARACTERS
     filterset_class = filters.AttemptFilter
     ordering_fields = ["started_at", "finished_at", "score", "number"]
     ordering = ["-started_at"]
@@ -168,6 +174,7 @@ class LabRunViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMi
     queryset = LabRun.objects.none()  # for the schema; get_queryset scopes it
 
     lookup_field = "public_id"
+    lookup_value_regex = UUID_CHARACTERS
     filterset_class = filters.LabRunFilter
     ordering_fields = ["submitted_at", "finished_at", "score", "number"]
     ordering = ["-submitted_at"]

@@ -472,6 +472,23 @@ def test_a_non_numeric_placement_id_is_a_404(world):
     assert response.status_code == 404
 
 
+def test_an_id_in_the_path_is_ascii_digits_as_in_django_urls(world):
+    """Arabic-Indic digits spell the placement's own id to int(), and a superscript two passes
+    str.isdigit() and then fails int(): each is no id, a 404, as Django's <int:> paths say."""
+    client = world.client("staff")
+    own = str(world.a.pk)
+    arabic = "".join(chr(0x660 + int(digit)) for digit in own)
+    for path in ("", "analytics/", "lab-analytics/"):
+        assert client.get(f"/api/v1/placements/{own}/{path}").status_code != 404, path
+        for spelled in (arabic, "\u00b2", own + "\u00b2", str(10**25)):
+            response = client.get(f"/api/v1/placements/{spelled}/{path}")
+            assert response.status_code == 404, (spelled, path, response.content[:200])
+    grade = world.a.grades.first()
+    assert client.get(f"/api/v1/grades/{grade.pk}/").status_code == 200
+    arabic = "".join(chr(0x660 + int(digit)) for digit in str(grade.pk))
+    assert client.get(f"/api/v1/grades/{arabic}/").status_code == 404
+
+
 def test_lab_run_detail_carries_the_measurements_and_a_lab_regrade_grades_its_runs(world):
     client = world.client("staff")
     run = world.l1.lab_runs.get()
