@@ -14,6 +14,8 @@ from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from ops.text import holds_unstorable_text
+
 from . import claims as c
 from . import http
 from .models import Deployment, Registration
@@ -129,6 +131,13 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
 
 
+def _refuse_unstorable(document: dict[str, Any], reason: str) -> None:
+    """A NUL or an unpaired surrogate (JSON's "\\ud800") anywhere in what the platform sent:
+    no database text can store either, so nothing is registered."""
+    if holds_unstorable_text(document):
+        raise RegistrationError(reason)
+
+
 def fetch_platform_configuration(url: str) -> dict[str, Any]:
     try:
         scheme = urlsplit(url).scheme
@@ -147,6 +156,13 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
         raise RegistrationError(str(http.UNREACHABLE)) from error
     if not isinstance(config, dict):
         raise RegistrationError(str(http.UNREACHABLE))
+    _refuse_unstorable(
+        config,
+        _(
+            "The platform's configuration contains a NUL character or text that is not valid "
+            "Unicode, which cannot be stored; nothing was registered."
+        ),
+    )
     required = [
         "issuer",
         "authorization_endpoint",
@@ -242,6 +258,13 @@ def register_with_platform(
         raise RegistrationError(_("The platform's registration answer is not JSON.")) from error
     if not isinstance(reply, dict):
         raise RegistrationError(_("The platform's registration answer is not a JSON object."))
+    _refuse_unstorable(
+        reply,
+        _(
+            "The platform's registration answer contains a NUL character or text that is not "
+            "valid Unicode, which cannot be stored; nothing was registered."
+        ),
+    )
     client_id = reply.get("client_id")
     tool_config = reply.get(TOOL_CONFIGURATION, {})
     deployment_id = tool_config.get("deployment_id", "") if isinstance(tool_config, dict) else None

@@ -21,7 +21,7 @@ from pylti1p3.contrib.django import DjangoMessageLaunch
 from pylti1p3.contrib.django.request import DjangoRequest
 from pylti1p3.exception import LtiException
 
-from ops.text import has_unpaired_surrogate
+from ops.text import holds_unstorable_text
 
 from . import claims as c
 from .errors import LaunchError
@@ -148,18 +148,6 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
 
 # LTI core: ids such as sub, context.id and resource_link.id are at most 255 ASCII characters.
 MAX_ID_LENGTH = 255
-
-
-def _unstorable(value: object) -> bool:
-    """Whether any string inside the claims holds what no database text can store: a NUL,
-    or an unpaired surrogate (JSON's "\\ud800" escape decodes to one)."""
-    if isinstance(value, str):
-        return "\x00" in value or has_unpaired_surrogate(value)
-    if isinstance(value, dict):
-        return any(_unstorable(key) or _unstorable(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_unstorable(item) for item in value)
-    return False
 
 
 def _is_id(value: object) -> bool:
@@ -339,7 +327,7 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         header, body = self._jwt.get("header"), self._jwt.get("body")
         if not isinstance(header, dict) or not isinstance(body, dict):
             raise LaunchError(_("The id_token is not a signed JWT."))
-        if _unstorable(body) or "\x00" in id_token:
+        if holds_unstorable_text(body) or "\x00" in id_token:
             raise LaunchError(
                 _("The launch contains a NUL character or text that is not valid Unicode.")
             )

@@ -20,6 +20,8 @@ from tests.lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_
 pytestmark = pytest.mark.django_db
 
 DL_ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
+PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 
 
 def hidden(html: str, name: str) -> str:
@@ -292,6 +294,49 @@ def test_dynamic_registration_refuses_a_configuration_from_another_site(client, 
     )
     assert response.status_code == 400
     assert "not the site that served it" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("part", "name", "value"),
+    [
+        ("configuration", "authorization_server", "aud\x00ience"),
+        ("configuration", "issuer", "PATH/\ud800"),
+        ("platform", "product_family_code", "moo\ud800dle"),
+        ("reply", "client_id", "client\x00id"),
+        ("tool", "deployment_id", "7\x00"),
+        ("reply", "scope", "https://purl.imsglobal.org/spec/lti-ags/scope/score \x00"),
+    ],
+)
+def test_dynamic_registration_refuses_text_no_database_can_hold(
+    client, platform_server, part, name, value
+):
+    """A NUL or an unpaired surrogate (JSON's "\\ud800") anywhere in the platform's
+    configuration or answer: PostgreSQL refuses to store either, and the page answered 500."""
+    server = platform_server
+    configuration = {
+        "issuer": server.base,
+        "authorization_endpoint": server.url("/mod/lti/auth.php"),
+        "token_endpoint": server.url("/mod/lti/token.php"),
+        "jwks_uri": server.url("/mod/lti/certs.php"),
+        "registration_endpoint": server.url("/register"),
+        PLATFORM_CONFIGURATION: {"product_family_code": "moodle"},
+    }
+    reply = {"client_id": "Abc123", TOOL_CONFIGURATION: {"deployment_id": "7"}}
+    where = {
+        "configuration": configuration,
+        "platform": configuration[PLATFORM_CONFIGURATION],
+        "reply": reply,
+        "tool": reply[TOOL_CONFIGURATION],
+    }[part]
+    where[name] = value.replace("PATH", server.base) if value.startswith("PATH") else value
+    server.openid_configuration, server.registration_reply = configuration, reply
+    server.registration_token = "reg-token"
+    url = server.url("/.well-known/openid-configuration")
+
+    response = register(client, {"openid_configuration": url, "registration_token": "reg-token"})
+    assert response.status_code == 400
+    assert "cannot be stored" in response.content.decode()
+    assert not Registration.objects.exists()
 
 
 def test_registration_page_without_parameters_explains_itself(client):
