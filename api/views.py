@@ -110,9 +110,6 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
             *(name for kind in registry.kinds() for name in kind.select_related),
         )
 
-    def _placement_for_analytics(self, pk) -> ResourceLink:
-        return self.staff_placement(int(pk), write=False)
-
     @extend_schema(
         responses=serializers.AnalyticsSerializer,
         parameters=[
@@ -124,7 +121,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     @action(detail=True, methods=["get"])
     def analytics(self, request, pk=None):
         """The quiz dashboard's statistics (Moodle's definitions), for the course's staff."""
-        placement = self._placement_for_analytics(pk)
+        placement = self.staff_placement(int(pk), write=False)
         if not registry.places(placement, "quiz"):
             raise ValidationError({"placement": "This is a lab; see its lab-analytics."})
         form = DashboardFilterForm(request.query_params or None)
@@ -137,7 +134,7 @@ class PlacementViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveMode
     @action(detail=True, methods=["get"], url_path="lab-analytics")
     def lab_analytics(self, request, pk=None):
         """The lab dashboard's figures: runs, budget, failures, queue and device time."""
-        placement = self._placement_for_analytics(pk)
+        placement = self.staff_placement(int(pk), write=False)
         if not registry.places(placement, "lab"):
             raise ValidationError({"placement": "This is a quiz; see its analytics."})
         return ApiResponse(serializers.LabAnalyticsSerializer(lab_dashboard(placement)).data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from activities.models import GradingMethod
 
 from .errors import policy_refusal
-from .models import LabSchedule
+from .models import LabSchedule, storable_moment
 from .runner.policies import MAX_POLICY_CHARS, OP_KINDS, PolicyError, parse_policy
 
 OP_KIND_LABELS = {
@@ -118,13 +118,7 @@ class PolicyForm(forms.Form):
 
 def validate_moment(value: datetime | None) -> None:
     """A date the database and every LMS can store, whatever the time zone."""
-    if value is None:
-        return
-    try:
-        in_range = 1900 <= value.astimezone(UTC).year <= 9000
-    except OverflowError:  # the first or last day of the calendar, east or west of UTC
-        in_range = False
-    if not in_range:
+    if value is not None and not storable_moment(value):
         raise forms.ValidationError(_("Choose a date between the years 1900 and 9000."))
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import models
@@ -85,6 +86,16 @@ class LatePolicy(models.TextChoices):
     ACCEPT = "accept", _("Accept late runs at full credit")
     PENALTY = "penalty", _("Accept late runs with a penalty")
     REFUSE = "refuse", _("Refuse runs after the due time")
+
+
+def storable_moment(moment: datetime) -> bool:
+    """Whether an aware time is one a schedule takes: between the years 1900 and 9000 in UTC,
+    which the database and every LMS can store. The calendar's first and last minutes, which
+    Python cannot convert to UTC east or west of it, are not."""
+    try:
+        return 1900 <= moment.astimezone(UTC).year <= 9000
+    except OverflowError:
+        return False
 
 
 class LabSchedule(models.Model):

@@ -34,7 +34,7 @@ from .errors import (
     policy_refusal,
 )
 from .grading import LAB_SCORE_MAXIMUM
-from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
+from .models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus, storable_moment
 from .runner.policies import PolicyError, parse_policy, policy_text
 from .runner.spec import REFERENCE_VERSION
 from .selectors import (
@@ -164,11 +164,10 @@ def _moment(value: object) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value)
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-        in_range = 1900 <= moment.astimezone(UTC).year <= 9000
-    except (ValueError, OverflowError):
+    except ValueError:
         return None
-    return moment if in_range else None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment if storable_moment(moment) else None
 
 
 def schedule_from_custom(placement: ResourceLink, custom: dict) -> LabSchedule:
