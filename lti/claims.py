@@ -39,9 +39,8 @@ TOOL_SCOPES = [
 ]
 
 # Context roles that make a member staff of the course (LTI core §A.2.2). A sub-role
-# such as membership/Instructor#TeachingAssistant counts by its fragment.
+# such as membership/Instructor#TeachingAssistant counts by its principal role, Instructor.
 STAFF_ROLE_NAMES = {"Instructor", "TeachingAssistant", "ContentDeveloper", "Administrator"}
-CONTEXT_ROLE_PREFIXES = (
-    "http://purl.imsglobal.org/vocab/lis/v2/membership#",
-    "http://purl.imsglobal.org/vocab/lis/v2/membership/",
-)
+# membership#Instructor names a principal role; membership/Instructor#Lecturer a sub-role.
+PRINCIPAL_CONTEXT_ROLE_PREFIX = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+SUB_CONTEXT_ROLE_PREFIX = "http://purl.imsglobal.org/vocab/lis/v2/membership/"

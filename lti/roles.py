@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from .claims import CONTEXT_ROLE_PREFIXES, STAFF_ROLE_NAMES
+from .claims import PRINCIPAL_CONTEXT_ROLE_PREFIX, STAFF_ROLE_NAMES, SUB_CONTEXT_ROLE_PREFIX
 from .models import Role
 
 
 def context_role_names(roles: list[str]) -> set[str]:
-    """Short names of the context roles: full URIs (as Moodle sends in launches), sub-role
-    URIs (…membership/Instructor#TeachingAssistant) and bare short names (as in NRPS).
-    Institution and system roles are not roles in the course and are left out."""
+    """Short names of the principal context roles: full URIs (…membership#Instructor, as
+    Moodle sends in launches), sub-role URIs and bare short names (as in NRPS). A sub-role
+    (…membership/Instructor#TeachingAssistant, or Instructor#TeachingAssistant) names a kind
+    of its principal role and gives that role's rights, never its own name's: a learner of
+    the kind Instructor (Learner#Instructor, in the LIS vocabulary) is a learner. Institution
+    and system roles are not roles in the course and are left out."""
     names = set()
     for role in roles:
         if not isinstance(role, str):
             continue
         if "://" not in role:
-            names.add(role)
+            names.add(role.split("#", 1)[0])
             continue
-        for prefix in CONTEXT_ROLE_PREFIXES:
-            if role.startswith(prefix):
-                names.add(role.rsplit("#", 1)[-1] if "#" in role else role[len(prefix) :])
+        if role.startswith(PRINCIPAL_CONTEXT_ROLE_PREFIX):
+            names.add(role[len(PRINCIPAL_CONTEXT_ROLE_PREFIX) :])
+        elif role.startswith(SUB_CONTEXT_ROLE_PREFIX):
+            names.add(role[len(SUB_CONTEXT_ROLE_PREFIX) :].split("#", 1)[0])
     return names
 
 

@@ -13,6 +13,8 @@ from lti.models import Context, LtiUser, Membership, ResourceLink, Role
 from tests.lti_platform import ROLE, launch
 from tests.quiz_helpers import answer_all, current_form, start
 
+SUBROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership/"
+
 pytestmark = pytest.mark.django_db
 
 
@@ -152,10 +154,19 @@ def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
             ["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"],
             Role.STAFF,
         ),
+        # A sub-role's rights are its principal role's: what follows "#" names a kind of
+        # that role, so a learner of the kind "Instructor" is a learner.
+        ([ROLE + "Learner", SUBROLE + "Learner#Instructor"], Role.LEARNER),
+        ([SUBROLE + "Learner#Instructor"], Role.LEARNER),
+        ([SUBROLE + "Learner#ContentDeveloper"], Role.LEARNER),
+        ([SUBROLE + "Instructor#Grader"], Role.STAFF),
+        ([SUBROLE + "Instructor#PrimaryInstructor"], Role.STAFF),
+        ([SUBROLE + "Mentor#Administrator"], Role.LEARNER),
         ([ROLE + "ContentDeveloper"], Role.STAFF),
         ([ROLE + "Administrator"], Role.STAFF),
         (["Instructor"], Role.STAFF),
         (["Learner"], Role.LEARNER),
+        (["Learner#Instructor"], Role.LEARNER),
         (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"], Role.LEARNER),
         (["http://example.com/roles#Wizard"], Role.LEARNER),
         ([], Role.LEARNER),
@@ -165,10 +176,17 @@ def test_invalid_settings_are_refused_with_the_form_errors(client, platform):
         "instructor",
         "several",
         "ta-subrole",
+        "learner-with-instructor-subrole",
+        "instructor-subrole-of-learner-alone",
+        "content-developer-subrole-of-learner",
+        "grader-subrole-of-instructor",
+        "primary-instructor-subrole",
+        "administrator-subrole-of-mentor",
         "content-developer",
         "context-admin",
         "short-instructor",
         "short-learner",
+        "short-subrole-of-learner",
         "institution-admin-only",
         "unknown",
         "empty",
