@@ -12,7 +12,7 @@ from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.utils import json
 
-from ops.text import has_unpaired_surrogate
+from ops.text import has_unpaired_surrogate, walk_json
 
 # No request body of the API nests beyond a few levels; this is well clear of that and far
 # below the interpreter's recursion limit.
@@ -21,20 +21,11 @@ MAX_DEPTH = 32
 
 def _problem(data: Any, limit: int) -> str | None:
     """What makes the parsed body unusable, or None."""
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, str):
-            if has_unpaired_surrogate(value):
-                return "The JSON holds text that is not valid Unicode (an unpaired surrogate)."
-            continue
-        if isinstance(value, dict):
-            value = [*value.keys(), *value.values()]
-        elif not isinstance(value, list):
-            continue
-        if depth > limit:
+    for value, depth in walk_json(data):
+        if isinstance(value, str) and has_unpaired_surrogate(value):
+            return "The JSON holds text that is not valid Unicode (an unpaired surrogate)."
+        if depth > limit and isinstance(value, (dict, list)):
             return f"The JSON is nested more than {limit} levels deep."
-        stack.extend((item, depth + 1) for item in value)
     return None
 
 

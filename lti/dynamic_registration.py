@@ -149,7 +149,7 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
         response = http.get(url, headers={"Accept": "application/json"})
         response.raise_for_status()
         config = response.json()
-    except (requests.RequestException, ValueError) as error:
+    except (requests.RequestException, ValueError, RecursionError) as error:
         # One text for a closed port, a service that is not HTTP, an HTTP error and an
         # answer that is not JSON: the registering user learns nothing about the network.
         logger.warning("platform configuration unreachable url=%s error=%s", url, error)
@@ -254,7 +254,7 @@ def register_with_platform(
         )
     try:
         reply = response.json()
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise RegistrationError(_("The platform's registration answer is not JSON.")) from error
     if not isinstance(reply, dict):
         raise RegistrationError(_("The platform's registration answer is not a JSON object."))

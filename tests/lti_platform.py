@@ -52,7 +52,7 @@ class PlatformServer:
     """What the platform serves over HTTP, on 127.0.0.1, with a log of what it was asked."""
 
     jwks: dict = field(default_factory=lambda: {"keys": []})
-    openid_configuration: dict = field(default_factory=dict)
+    openid_configuration: dict | bytes = field(default_factory=dict)
     registration_token: str = ""
     registration_reply: dict = field(default_factory=dict)
     requests: list = field(default_factory=list)
@@ -72,7 +72,8 @@ class PlatformServer:
                 pass
 
             def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
+                # bytes: a body sent as it is (JSON no encoder writes, or no JSON at all)
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -318,6 +318,30 @@ def test_a_non_string_kid_is_a_400(client, platform):
     assert post_launch(client, token, auth["state"]).status_code == 400
 
 
+@pytest.mark.parametrize("depth", [600, 100_000], ids=["deeper-than-the-check", "deeper-than-json"])
+def test_claims_nested_deeply_are_a_400_before_the_signature(client, platform, depth):
+    """Anyone who starts a login may post any body: nesting it was a RecursionError (a 500)
+    in the check for unstorable text, and deeper still in decoding the JSON."""
+    auth = start_login(client, platform)
+
+    def part(data: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    body = json.dumps(standard_claims(platform, auth))
+    nested = "[" * depth + "]" * depth
+    body = body[:-1] + f', "junk": {nested}}}'
+    token = ".".join(
+        [
+            part({"alg": "RS256", "kid": platform.kid}),
+            base64.urlsafe_b64encode(body.encode()).rstrip(b"=").decode(),
+            "c2ln",
+        ]
+    )
+    response = post_launch(client, token, auth["state"])
+    assert response.status_code == 400
+    assert "_auth_user_id" not in client.session
+
+
 @pytest.mark.parametrize(
     "unusable",
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 from io import StringIO
@@ -336,6 +337,30 @@ def test_dynamic_registration_refuses_text_no_database_can_hold(
     response = register(client, {"openid_configuration": url, "registration_token": "reg-token"})
     assert response.status_code == 400
     assert "cannot be stored" in response.content.decode()
+    assert not Registration.objects.exists()
+
+
+@pytest.mark.parametrize("depth", [600, 100_000], ids=["deeper-than-the-check", "deeper-than-json"])
+def test_dynamic_registration_refuses_a_configuration_nested_too_deeply(
+    client, platform_server, depth
+):
+    """Nesting was a RecursionError (a 500): in the check for unstorable text a few hundred
+    levels deep, in decoding the JSON deeper still."""
+    server = platform_server
+    configuration = {
+        "issuer": server.base,
+        "authorization_endpoint": server.url("/mod/lti/auth.php"),
+        "token_endpoint": server.url("/mod/lti/token.php"),
+        "jwks_uri": server.url("/mod/lti/certs.php"),
+        "registration_endpoint": server.url("/register"),
+    }
+    nested = "[" * depth + "]" * depth
+    server.openid_configuration = (json.dumps(configuration)[:-1] + f', "x": {nested}}}').encode()
+    server.registration_token = "reg-token"
+    url = server.url("/.well-known/openid-configuration")
+
+    response = register(client, {"openid_configuration": url, "registration_token": "reg-token"})
+    assert response.status_code == 400
     assert not Registration.objects.exists()
 
 
