@@ -4,11 +4,11 @@ the SHA-256 of the secret is stored, so a database leak does not leak tokens."""
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 
 from lti.models import Context, Membership, Role
 
@@ -45,7 +45,7 @@ def check_token(value: str) -> ApiToken | None:
     token = ApiToken.objects.select_related("context", "created_by").filter(prefix=parts[1]).first()
     if token is None or not token.is_active:
         return None
-    if not hmac.compare_digest(token.key_hash, _hash(parts[2])):
+    if not constant_time_compare(token.key_hash, _hash(parts[2])):
         return None
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
     return token

@@ -21,13 +21,13 @@ it; everything expires ``settings.LTI_DEEP_LINK_RELAY_SECONDS`` after the channe
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.crypto import constant_time_compare
 
 from . import one_time
 
@@ -87,7 +87,7 @@ def bind(channel: str, params: Mapping[str, str], state: str) -> bool:
     if not one_time.is_token(channel):
         return False
     entry = cache.get(_key(channel, "open"))
-    if not entry or not hmac.compare_digest(entry["initiation"], _initiation(params)):
+    if not entry or not constant_time_compare(entry["initiation"], _initiation(params)):
         return False
     if not cache.add(_key(channel, "bound"), state, _seconds()):
         return False  # another login bound it first
@@ -118,7 +118,7 @@ def deliver(channel: str, *, return_url: str, jwt: str) -> bool:
     if not cache.get(_key(channel, "open")):
         return False
     expected = cache.get(_key(channel, "launch"))
-    if expected is None or not hmac.compare_digest(expected, return_url):
+    if expected is None or not constant_time_compare(expected, return_url):
         return False
     return bool(
         cache.add(_key(channel, "answer"), {"return_url": return_url, "jwt": jwt}, _seconds())
@@ -129,7 +129,7 @@ def _opened_by(channel: str, secret: str) -> bool:
     if not (one_time.is_token(channel) and one_time.is_token(secret)):
         return False
     entry = cache.get(_key(channel, "open"))
-    return bool(entry) and hmac.compare_digest(entry["secret"], _digest(secret))
+    return bool(entry) and constant_time_compare(entry["secret"], _digest(secret))
 
 
 def status(channel: str, secret: str) -> Status:

@@ -12,7 +12,6 @@ through postMessage.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +23,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.contrib.django.cookie import DjangoCookieService
@@ -310,8 +310,8 @@ def consume_state(state: str, *, cookie_value: str | None, storage_value: str | 
             )
         )
     login = LoginState(**found[0])
-    by_cookie = cookie_value is not None and hmac.compare_digest(cookie_value, state)
-    by_storage = bool(login.storage_target and storage_value) and hmac.compare_digest(
+    by_cookie = cookie_value is not None and constant_time_compare(cookie_value, state)
+    by_storage = bool(login.storage_target and storage_value) and constant_time_compare(
         storage_value or "", login.storage_secret
     )
     if not (by_cookie or by_storage):

@@ -5,7 +5,6 @@ a page, or a refusal page that says in plain words what was wrong (4xx, logged).
 
 from __future__ import annotations
 
-import hmac
 import logging
 import secrets
 from importlib import import_module
@@ -26,6 +25,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.cache import add_never_cache_headers
+from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -67,7 +67,7 @@ def registration_key_ok(key: str) -> bool:
     expected = settings.LTI_REGISTRATION_KEY
     if not expected:
         return settings.DEBUG
-    return hmac.compare_digest(key.encode(), expected.encode())
+    return constant_time_compare(key, expected)
 
 
 def tool_base_url(request: HttpRequest) -> str:

@@ -9,13 +9,13 @@ dead ones included (ops.multiprocess names the files and folds the dead processe
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils.crypto import constant_time_compare
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import (
@@ -128,7 +128,7 @@ def _allowed(request: HttpRequest) -> bool:
     if not token:
         return settings.DEBUG
     offered = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-    return hmac.compare_digest(offered.encode(), token.encode())
+    return constant_time_compare(offered, token)
 
 
 @never_cache

@@ -230,6 +230,21 @@ def test_the_answer_goes_only_to_the_return_url_of_the_launch(platform):
     assert dialog.ask().json() == {"status": "waiting"}
 
 
+def test_a_return_url_outside_ascii_is_relayed(platform, monkeypatch):
+    """The platform's return URL may hold any character: the relay compared it as text with
+    hmac.compare_digest, which raises on anything but ASCII, and the pick answered 500."""
+    url = platform.server.url
+    monkeypatch.setattr(
+        platform.server,
+        "url",
+        lambda path: url(path) + ("?kurs=ü" if path == "/deep-link-return" else ""),
+    )
+    dialog = Dialog(platform)
+    assert dialog.pick(dialog.open_window()).status_code == 200
+    assert dialog.ask().json() == {"status": "ready"}
+    assert 'name="JWT"' in dialog.take().content.decode()
+
+
 def test_a_launch_that_is_not_deep_linking_closes_the_channel(platform):
     dialog = Dialog(platform, user_id="student-1")
     landed = dialog.open_window(deep_link=False)

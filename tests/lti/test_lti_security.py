@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 
 import jwt
@@ -189,6 +190,24 @@ def test_state_from_another_browser_is_refused(client, platform):
     )
     # The real browser can still complete its launch: a refused forgery spends nothing.
     assert post_launch(client, token, auth["state"]).status_code == 302
+
+
+def test_a_state_proof_outside_ascii_is_refused_not_a_500(client, platform):
+    """The state's cookie and the platform storage's value were compared as text with
+    hmac.compare_digest, which raises on anything but ASCII: anyone could make it a 500."""
+    auth = start_login(client, platform)
+    token = platform.sign(standard_claims(platform, auth))
+    client.cookies[f"lti_state_{auth['state']}"] = "é"
+    refused(post_launch(client, token, auth["state"]), 403, "not started in this browser", client)
+
+    stranger = Client()
+    params = {**platform.login_initiation(user_id="user-1"), "lti_storage_target": "_parent"}
+    page = stranger.get("/lti/login/", params).content.decode()
+    state = re.search(r'"key": "state_([^"]+)"', page).group(1)
+    response = Client().post(
+        "/lti/launch/", {"id_token": token, "state": state, "lti_storage_value": "é"}
+    )
+    assert response.status_code == 403
 
 
 def test_unknown_state_is_refused(client, platform):
