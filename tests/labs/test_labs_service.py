@@ -8,6 +8,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from activities.demo import enrol_demo_member, ensure_demo_placement
@@ -18,7 +19,7 @@ from labs.errors import InvalidPolicy, LabNotOpen, RunPending
 from labs.execution import Outcome
 from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
-from lti.models import Role
+from lti.models import Context, Membership, Role
 from ops import jobs
 from tests.gradebook import graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
@@ -650,8 +651,19 @@ def test_a_run_is_graded_against_the_labs_stored_reference(placed, lab_members):
 
 
 @pytest.mark.torch
-def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(placed, lab_members):
-    learner, staff = lab_members
+@pytest.mark.usefixtures("db")
+def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(lab):
+    # A real course: in the demo course nobody is trusted with the answer (the next test).
+    course = Context.objects.create(context_id="real-course", title="Real")
+    placed = lab_placement(course, lab)
+    learner, staff = (
+        Membership.objects.create(
+            context=course,
+            user=get_user_model().objects.create_user(username=f"real-{role}"),
+            role=role,
+        )
+        for role in (Role.LEARNER, Role.STAFF)
+    )
     run = submit(placed, learner.user, {"kind": "sqrt"})
     services.execute_run(run.pk)
     page = launched_client(learner)
@@ -671,6 +683,38 @@ def test_the_optimal_policy_is_shown_once_no_run_can_be_submitted(placed, lab_me
     html = page.get(f"/runs/{run.public_id}/").content.decode()
     assert 'id="optimal-policy"' in html
     assert "checkpoint" in html
+
+
+@pytest.mark.torch
+@pytest.mark.usefixtures("quiz")
+def test_demo_staff_never_see_the_optimal_policy(settings, client, lab):
+    """Anyone may enter the demo as its instructor, and the demo places the lab real courses
+    place: its optimal policy is the answer to their labs while they are open. So the demo
+    never shows it, not even once its own lab is closed (its instructor can close it)."""
+    settings.DEMO_ACTIVITIES = {**settings.DEMO_ACTIVITIES, "lab": f"lab:{lab.slug}"}
+    lab_placement(Context.objects.create(context_id="real-course", title="Real"), lab, "real")
+    assert client.post("/lti/demo/launch/", {"role": "staff", "activity": "lab"}).status_code == 302
+    demo = ensure_demo_placement("lab")
+    response = client.post(f"/lab/{demo.pk}/runs/", {"kind": "none"})
+    assert response.status_code == 302, response.content
+    run = services.execute_run(LabRun.objects.get(placement=demo).pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    html = client.get(response["Location"]).content.decode()
+    assert 'id="explanation"' in html
+    assert 'id="optimal-policy"' not in html
+    closed = client.post(
+        f"/lab/{demo.pk}/manage/",
+        {
+            "closes_at": (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M"),
+            "max_runs": 0,
+            "grading_method": "highest",
+            "late_policy": "accept",
+            "late_penalty_percent": 0,
+        },
+    )
+    assert closed.status_code == 302, closed.content
+    assert LabSchedule.objects.get(placement=demo).closes_at is not None
+    assert 'id="optimal-policy"' not in client.get(response["Location"]).content.decode()
 
 
 @pytest.mark.torch
