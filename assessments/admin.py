@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from activities.admin import ReadOnlyAdmin
+
 from .models import Attempt, Option, Question, Quiz, QuizVersion, Response
 from .services import change_quiz_defaults
 
@@ -65,7 +67,11 @@ class ResponseInline(admin.TabularInline):
 
 
 @admin.register(Attempt)
-class AttemptAdmin(admin.ModelAdmin):
+class AttemptAdmin(ReadOnlyAdmin):
+    """Read-only here, as grades are (decision 28): an attempt is the record of the grade it
+    counts towards, and is made, numbered, scored and regraded by the services, which keep the
+    grade and its sync with it. A deleted or edited attempt left the grade it made behind."""
+
     list_display = ["public_id", "user", "placement", "number", "state", "score", "started_at"]
     list_filter = ["state"]
     list_select_related = ["user", "placement"]

@@ -22,3 +22,10 @@ class AnswerConflict(AssessmentError):
 
 class AttemptLimitReached(AssessmentError):
     status_code = 403
+
+
+class StartConflict(AssessmentError):
+    """Starts of the same student's attempt kept racing: the start is refused, to be tried
+    again."""
+
+    status_code = 409

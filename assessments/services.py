@@ -32,6 +32,7 @@ from .errors import (
     AnswerConflict,
     AttemptLimitReached,
     InvalidAnswer,
+    StartConflict,
 )
 from .models import Attempt, AttemptState, Option, Question, Quiz, QuizVersion, Response
 from .selectors import (
@@ -105,42 +106,55 @@ def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
     return order
 
 
+# A start reads again after a unique constraint refused its insert: another start (a double
+# click, a second tab) took the number or began the attempt in progress a moment before.
+# Losing this many races in a row is refused rather than retried forever.
+START_TRIES = 3
+
+
 def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: str) -> Attempt:
     """The student's attempt in progress on this placement, or a new one if the policy
-    allows another.
+    allows another, numbered after the student's highest there (an earlier one may be gone).
 
     No transaction around the read and the insert: the attempt's unique number and its one
     in progress per student and placement settle two starts at once (a double click, a second
-    tab), and the loser resumes the winner's attempt. Inside a caller's transaction a
-    savepoint keeps that transaction usable after such a race."""
+    tab), and the loser reads again: it resumes the winner's attempt, or starts the next one
+    when the number it chose was taken by an attempt no longer in progress. Inside a caller's
+    transaction a savepoint keeps that transaction usable after such a race."""
     quiz = placed_quiz(placement)
     policy = attempt_policy(placement)
-    made = Attempt.objects.filter(user=user, placement=placement).aggregate(
-        count=Count("pk"), in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS))
-    )
-    if made["in_progress"] is not None:
-        return Attempt.objects.get(pk=made["in_progress"])
-    if policy.max_attempts and made["count"] >= policy.max_attempts:
-        raise AttemptLimitReached(
-            _("You have used all %(count)s attempts allowed on this quiz.")
-            % {"count": policy.max_attempts}
+    for _try in range(START_TRIES):
+        made = Attempt.objects.filter(user=user, placement=placement).aggregate(
+            count=Count("pk"),
+            last=Max("number"),
+            in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS)),
         )
-    version = current_version(quiz)
-    option_order = _shuffled_option_order(version)
-    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    try:
-        with guard:
-            return Attempt.objects.create(
-                user=user,
-                placement=placement,
-                quiz_version=version,
-                number=made["count"] + 1,
-                language=language,
-                option_order=option_order,
-                max_score=len(option_order),
+        if made["in_progress"] is not None:
+            return Attempt.objects.get(pk=made["in_progress"])
+        if policy.max_attempts and made["count"] >= policy.max_attempts:
+            raise AttemptLimitReached(
+                _("You have used all %(count)s attempts allowed on this quiz.")
+                % {"count": policy.max_attempts}
             )
-    except IntegrityError:
-        return Attempt.objects.get(user=user, placement=placement, state=AttemptState.IN_PROGRESS)
+        version = current_version(quiz)
+        option_order = _shuffled_option_order(version)
+        guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+        try:
+            with guard:
+                return Attempt.objects.create(
+                    user=user,
+                    placement=placement,
+                    quiz_version=version,
+                    number=(made["last"] or 0) + 1,
+                    language=language,
+                    option_order=option_order,
+                    max_score=len(option_order),
+                )
+        except IntegrityError:
+            continue  # another start won: read what it made
+    raise StartConflict(
+        _("Another start of this quiz was under way at the same moment. Please try again.")
+    )
 
 
 def _parse_id(raw: object, message: str) -> int:
