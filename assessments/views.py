@@ -23,6 +23,7 @@ from activities.views import render_error, report_recomputation
 from gradesync.services import unsyncable_reason
 from lti.access import launch_required
 from lti.models import ResourceLink, Role
+from ops.text import holds_unstorable_text
 
 from . import selectors, services
 from .forms import ClearOverrideForm, OverrideForm, PlacementSettingsForm
@@ -203,6 +204,23 @@ def _grades_url(placement: ResourceLink, data: Any) -> str:
     return f"{url}?{urlencode(kept)}" if kept else url
 
 
+def _refused_search(request: HttpRequest) -> HttpResponse | None:
+    """The site's 400 page when the grades page's search holds what no database text can
+    hold (a NUL; an unpaired surrogate, should one get through), before anything is read or
+    changed; None when the search can be run."""
+    data = request.GET if request.method == "GET" else request.POST
+    if not holds_unstorable_text(str(data.get("q", ""))):
+        return None
+    return render_error(
+        request,
+        _(
+            "The search contains a NUL character or text that is not valid Unicode. "
+            "Remove it and search again."
+        ),
+        400,
+    )
+
+
 def _render_grades(
     request: HttpRequest, placement: ResourceLink, *, error: str = "", status: int = 200
 ) -> HttpResponse:
@@ -232,7 +250,9 @@ def _render_grades(
 def grades(request: HttpRequest, placement_id: int) -> HttpResponse:
     """The instructor's gradebook of a placement (a quiz or a lab): every student, their
     attempts or runs, the grade and how it was reached, its sync state; overrides."""
-    return _render_grades(request, staff_placement(request, placement_id))
+    found = staff_placement(request, placement_id)
+    refused = _refused_search(request)
+    return refused if refused is not None else _render_grades(request, found)
 
 
 def _form_error(form: OverrideForm | ClearOverrideForm) -> str:
@@ -247,6 +267,8 @@ def _form_error(form: OverrideForm | ClearOverrideForm) -> str:
 @launch_required
 def override(request: HttpRequest, placement_id: int) -> HttpResponse:
     found = staff_placement(request, placement_id)
+    if (refused := _refused_search(request)) is not None:
+        return refused
     form = OverrideForm(request.POST)
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)
@@ -275,6 +297,8 @@ def override(request: HttpRequest, placement_id: int) -> HttpResponse:
 @launch_required
 def clear_override(request: HttpRequest, placement_id: int) -> HttpResponse:
     found = staff_placement(request, placement_id)
+    if (refused := _refused_search(request)) is not None:
+        return refused
     form = ClearOverrideForm(request.POST)
     if not form.is_valid():
         return _render_grades(request, found, error=_form_error(form), status=400)

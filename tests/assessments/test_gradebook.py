@@ -692,3 +692,45 @@ def test_an_override_sent_with_an_overlong_search_is_saved_and_says_so(synced_pl
     assert len(response["Location"]) < 500
     assert f"q={'x' * 100}&" in response["Location"]
     assert grade_of(her, synced_placement).is_overridden
+
+
+@pytest.mark.parametrize("kind", ["quiz", "lab"])
+def test_a_search_holding_a_nul_is_refused_with_a_message(fake_lms, quiz, kind):
+    """Found by review: a NUL in the grades page's search reached the database, which refused
+    it with a server error, on a quiz's grades page and a lab's alike."""
+    placement = graded_placement(fake_lms, quiz if kind == "quiz" else small_lab())
+    teacher = staff(placement, "teacher")
+    url = reverse("assessments:grades", args=[placement.pk])
+    for search in ("%00", "x%00y"):
+        refused = client_of(teacher).get(f"{url}?q={search}")
+        assert refused.status_code == 400
+        assert "The search contains a NUL character" in refused.content.decode()
+
+
+def test_a_search_holding_a_lone_surrogate_matches_no_one(synced_placement):
+    """A URL cannot carry an unpaired surrogate: its UTF-8 bytes read as replacement
+    characters, which no student's name holds."""
+    student(synced_placement, "her")
+    teacher = staff(synced_placement, "teacher")
+    url = reverse("assessments:grades", args=[synced_placement.pk])
+    page = client_of(teacher).get(f"{url}?q=%ED%A0%80")
+    assert page.status_code == 200
+    assert '<tr id="student-' not in page.content.decode()
+
+
+@pytest.mark.parametrize("route", ["assessments:override", "assessments:clear-override"])
+def test_an_override_sent_with_a_nul_in_its_search_is_refused_and_changes_nothing(
+    synced_placement, route
+):
+    her = student(synced_placement, "her")
+    teacher = staff(synced_placement, "teacher")
+    finish_attempt(her, synced_placement, correct=5)
+    before = list(Grade.objects.values())
+    refused = client_of(teacher).post(
+        reverse(route, args=[synced_placement.pk]),
+        {"user": her.pk, "score_given": "3", "reason": "r", "q": "\x00"},
+    )
+    assert refused.status_code == 400
+    assert "The search contains a NUL character" in refused.content.decode()
+    assert list(Grade.objects.values()) == before
+    assert not GradeChange.objects.exists()
