@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 from rest_framework.request import Request
 
-from lti.access import launched_contexts
+from lti.access import granted_contexts
 from lti.models import Role
 
 from .models import ApiToken
@@ -58,7 +58,7 @@ def scope_for(request: Request) -> ApiScope:
     if token is not None:
         contexts = None if token.context_id is None else frozenset({token.context_id})
         return ApiScope(request.user, contexts, NOTHING, token.can_write, token)
-    launched = launched_contexts(request)
+    launched = granted_contexts(request)
     staff = frozenset(pk for pk, role in launched.items() if role == Role.STAFF)
     learner = frozenset(pk for pk, role in launched.items() if role != Role.STAFF)
     return ApiScope(request.user, staff, learner, can_write=True)

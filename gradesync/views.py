@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from activities import registry
-from lti.access import launched_role
+from lti.access import granted_contexts
 from lti.models import Role
 
 from .models import GradeSync
@@ -17,7 +17,7 @@ from .services import retry_now
 def retry(request: HttpRequest, sync_id: int) -> HttpResponse:
     """Staff of the course retry a delivery now."""
     sync = get_object_or_404(GradeSync.objects.select_related("placement"), pk=sync_id)
-    if launched_role(request, sync.placement.context_id) != Role.STAFF:
+    if granted_contexts(request).get(sync.placement.context_id) != Role.STAFF:
         raise PermissionDenied(_("Only the course's instructors can retry grade delivery."))
     retry_now(sync)
     back = request.POST.get("next", "")

@@ -8,6 +8,7 @@ from functools import wraps
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -32,27 +33,65 @@ def launched_contexts(request: HttpRequest) -> dict[int, Role]:
     return {int(context_id): Role(role) for context_id, role in launched.items()}
 
 
-def launched_role(request: HttpRequest, context_id: int) -> Role | None:
-    return launched_contexts(request).get(context_id)
+def _lms_still_active(context: str) -> Q:
+    """The course (at the ``context`` path) still comes from a turned-on LMS: its deployment
+    and registration are active. The demo course has no LMS, so nothing to turn off."""
+    return Q(**{f"{context}__deployment__isnull": True}) | Q(
+        **{
+            f"{context}__deployment__is_active": True,
+            f"{context}__deployment__registration__is_active": True,
+        }
+    )
+
+
+def _lesser(launched: Role, current: Role) -> Role:
+    """A session is staff only while both its launch and the membership now say so: a
+    roster that demotes a teacher takes effect, and a session never widens beyond its
+    launch."""
+    return Role.STAFF if launched == current == Role.STAFF else Role.LEARNER
+
+
+def granted_contexts(request: HttpRequest) -> dict[int, Role]:
+    """The courses this session was launched into that it may still reach, each with its
+    role there (one statement). A course drops out when the membership was ended or removed
+    (by the roster) or its platform or deployment was turned off: the session's next
+    request has lost it, not the session's end, days later."""
+    launched = launched_contexts(request)
+    if not launched or not request.user.is_authenticated:
+        return {}
+    current = (
+        Membership.objects.filter(_lms_still_active("context"))
+        .filter(user=request.user, context_id__in=launched, is_active=True)
+        .values_list("context_id", "role")
+    )
+    return {context_id: _lesser(launched[context_id], Role(role)) for context_id, role in current}
 
 
 def placement_in_launch(
     request: HttpRequest, placement_id: int, related: tuple[str, ...] = ()
 ) -> tuple[ResourceLink, Role] | None:
     """The placement (with ``related`` fetched in the same query) and the session's role in
-    its course, or None when the session was not launched into that course (or the
-    membership is gone)."""
+    its course, or None when the session was not launched into that course, or may no
+    longer reach it (as ``granted_contexts`` decides, in the same query)."""
     if not request.user.is_authenticated:
         return None
     placement = (
         ResourceLink.objects.select_related("context", *related)
-        .filter(pk=placement_id, context__memberships__user=request.user)
+        .filter(_lms_still_active("context"))
+        .filter(
+            pk=placement_id,
+            context__memberships__user=request.user,
+            context__memberships__is_active=True,
+        )
+        .annotate(member_role=F("context__memberships__role"))
         .first()
     )
     if placement is None:
         return None
-    role = launched_role(request, placement.context_id)
-    return (placement, role) if role else None
+    launched = launched_contexts(request).get(placement.context_id)
+    if launched is None:
+        return None
+    return placement, _lesser(launched, Role(placement.member_role))
 
 
 def launch_required(view: Any) -> Any:
