@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
+from lti.access import lms_still_active
 from lti.models import Context, Membership, Role
 
 from .models import ApiToken
@@ -61,9 +62,11 @@ def creator_lost_access(token: ApiToken) -> str | None:
         if not creator.is_superuser:
             return "The token's creator is no longer an administrator."
         return None
-    still_staff = Membership.objects.filter(
-        user=creator, context_id=token.context_id, role=Role.STAFF, is_active=True
-    ).exists()
+    still_staff = (
+        Membership.objects.filter(lms_still_active("context"))
+        .filter(user=creator, context_id=token.context_id, role=Role.STAFF, is_active=True)
+        .exists()
+    )
     return None if still_staff else "The token's creator no longer teaches its course."
 
 

@@ -33,7 +33,7 @@ def launched_contexts(request: HttpRequest) -> dict[int, Role]:
     return {int(context_id): Role(role) for context_id, role in launched.items()}
 
 
-def _lms_still_active(context: str) -> Q:
+def lms_still_active(context: str) -> Q:
     """The course (at the ``context`` path) still comes from a turned-on LMS: its deployment
     and registration are active. The demo course has no LMS, so nothing to turn off."""
     return Q(**{f"{context}__deployment__isnull": True}) | Q(
@@ -60,7 +60,7 @@ def granted_contexts(request: HttpRequest) -> dict[int, Role]:
     if not launched or not request.user.is_authenticated:
         return {}
     current = (
-        Membership.objects.filter(_lms_still_active("context"))
+        Membership.objects.filter(lms_still_active("context"))
         .filter(user=request.user, context_id__in=launched, is_active=True)
         .values_list("context_id", "role")
     )
@@ -77,7 +77,7 @@ def placement_in_launch(
         return None
     placement = (
         ResourceLink.objects.select_related("context", *related)
-        .filter(_lms_still_active("context"))
+        .filter(lms_still_active("context"))
         .filter(
             pk=placement_id,
             context__memberships__user=request.user,

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from api.tokens import create_token
-from lti.models import Membership, Role
+from lti.models import Membership, Registration, Role
 from tests.gradebook import graded_placement, student
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +29,10 @@ def _membership_ended(user) -> None:
     Membership.objects.filter(user=user).update(is_active=False)
 
 
+def _platform_turned_off(user) -> None:  # noqa: ARG001
+    Registration.objects.update(is_active=False)
+
+
 def _no_longer_superuser(user) -> None:
     user.is_superuser = False
     user.save()
@@ -39,6 +43,7 @@ CASES: list[tuple[str, bool, Callable]] = [
     ("course token, creator deactivated", False, _deactivate),
     ("course token, creator is now a learner of the course", False, _now_learner),
     ("course token, creator's membership ended", False, _membership_ended),
+    ("course token, the course's platform turned off", False, _platform_turned_off),
     ("site-wide token, owner lost superuser", True, _no_longer_superuser),
     ("site-wide token, owner deactivated", True, _deactivate),
 ]
