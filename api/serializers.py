@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP
+from decimal import ROUND_HALF_UP, Decimal
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -14,6 +14,7 @@ from assessments.models import Attempt, Response
 from labs.models import LabRun
 from lti.models import Membership, ResourceLink
 
+from .access import ApiScope
 from .filters import MAX_ID
 from .models import ApiToken
 
@@ -177,7 +178,11 @@ class LabRunDetailSerializer(LabRunSerializer):
 
 class SyncSerializer(serializers.Serializer):
     state = serializers.CharField(allow_null=True)
-    last_error = serializers.CharField(allow_null=True)
+    last_error = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="The LMS's reason for the last failure; only to staff of the course.",
+    )
     synced_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -189,9 +194,16 @@ def grade_field(**kwargs) -> serializers.DecimalField:
 
 
 class GradeSerializer(serializers.ModelSerializer):
+    """A grade as its caller may see it: staff of the grade's course (by the ``scope`` in the
+    context) see everything; the student sees the override's reason only when it is shared,
+    as their page does, and not the LMS's error, which only the staff's grades page shows."""
+
     user = UserSerializer()
     score_given = grade_field(read_only=True)
     score_maximum = grade_field(read_only=True)
+    override_reason = serializers.SerializerMethodField(
+        help_text="Why staff set the grade; to the student only when shared, else empty."
+    )
     sync = serializers.SerializerMethodField()
 
     class Meta:
@@ -212,15 +224,23 @@ class GradeSerializer(serializers.ModelSerializer):
             "sync",
         ]
 
+    def is_staff_view(self, grade: Grade) -> bool:
+        scope: ApiScope | None = self.context.get("scope")
+        return scope is not None and scope.is_staff_of(grade.placement.context_id)
+
+    def get_override_reason(self, grade: Grade) -> str:
+        if grade.override_reason_shared or self.is_staff_view(grade):
+            return grade.override_reason
+        return ""
+
     @extend_schema_field(SyncSerializer(allow_null=True))
     def get_sync(self, grade: Grade) -> dict | None:
         if grade.sync_state is None:
             return None
-        return {
-            "state": grade.sync_state,
-            "last_error": grade.sync_error or None,
-            "synced_at": grade.sync_synced_at,
-        }
+        sync = {"state": grade.sync_state, "synced_at": grade.sync_synced_at}
+        if self.is_staff_view(grade):
+            sync["last_error"] = grade.sync_error or None
+        return sync
 
 
 class OverrideSerializer(serializers.ModelSerializer):
@@ -253,6 +273,10 @@ class OverrideInputSerializer(serializers.Serializer):
     share_reason = serializers.BooleanField(
         default=False, help_text="Show the reason to the student beside the grade."
     )
+
+    def validate_score_given(self, value: Decimal) -> Decimal:
+        # "-0" is zero: stored as 0, so answered as every later read gives it ("0.00").
+        return value.copy_abs() if value.is_zero() else value
 
 
 class ClearOverrideInputSerializer(serializers.Serializer):

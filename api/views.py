@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response as ApiResponse
 
 from activities import registry
@@ -214,13 +215,17 @@ class GradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         latest = GradeSync.objects.filter(grade=OuterRef("pk")).order_by("-created_at", "-pk")
         return (
             Grade.objects.filter(self.scope.rows("placement__context_id", "user"))
-            .select_related("user__lti_user")
+            .select_related("user__lti_user", "placement")
             .annotate(
                 sync_state=Subquery(latest.values("state")[:1]),
                 sync_error=Subquery(latest.values("last_error")[:1]),
                 sync_synced_at=Subquery(latest.values("synced_at")[:1]),
             )
         )
+
+    def get_serializer_context(self) -> dict:
+        # The serializer shows each grade as the caller's role in its course allows.
+        return {**super().get_serializer_context(), "scope": self.scope}
 
     @extend_schema(
         request=serializers.ClearOverrideInputSerializer, responses=serializers.GradeSerializer
@@ -241,7 +246,7 @@ class GradeViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
             )
         except DomainError as error:
             return domain_error(error)
-        return ApiResponse(serializers.GradeSerializer(self.get_object()).data)
+        return ApiResponse(self.get_serializer(self.get_object()).data)
 
 
 class OverrideViewSet(ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin):
@@ -347,28 +352,35 @@ class RosterViewSet(ScopedViewSet, mixins.ListModelMixin):
         return queryset
 
 
+class SignedInSession(BasePermission):
+    """A signed-in session, not an API token: a token reaches one course, but its creator's
+    tokens span every course they teach, so a token neither lists, creates nor revokes them."""
+
+    message = "Tokens are managed from a signed-in session, not a token."
+
+    def has_permission(self, request, view) -> bool:
+        return not isinstance(request.auth, ApiToken)
+
+
 class TokenViewSet(
     ScopedViewSet, mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin
 ):
-    """API tokens of the signed-in staff member (created from an LTI session, not a token)."""
+    """API tokens of the signed-in staff member, listed, created and revoked from an LTI
+    session only (a token is refused with 403)."""
 
     queryset = ApiToken.objects.none()  # for the schema; get_queryset scopes it
 
+    permission_classes = [IsAuthenticated, SignedInSession]
     serializer_class = serializers.TokenSerializer
     ordering = ["-created_at"]
 
     def get_queryset(self):
         return ApiToken.objects.filter(created_by=self.request.user)
 
-    def _require_session(self) -> None:
-        if self.scope.token is not None:
-            raise PermissionDenied("Tokens are managed from a signed-in session, not a token.")
-
     @extend_schema(
         request=serializers.TokenSerializer, responses={201: serializers.NewTokenSerializer}
     )
     def create(self, request, *args, **kwargs):
-        self._require_session()
         data = serializers.TokenSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         course_id = data.validated_data.get("context_id")
@@ -390,5 +402,4 @@ class TokenViewSet(
         return ApiResponse(body, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ApiToken) -> None:
-        self._require_session()
         revoke_token(instance)

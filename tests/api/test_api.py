@@ -572,3 +572,86 @@ def test_json_holding_an_unpaired_surrogate_is_a_400(world):
     assert response.status_code == 400
     assert "Unicode" in response.json()["error"]["message"]
     assert not GradeOverride.objects.exists()
+
+
+def override_l1(world, *, share_reason: bool, score: str = "5"):
+    return world.client("staff").post(
+        "/api/v1/overrides/",
+        {
+            "placement": world.a.pk,
+            "user": world.l1.pk,
+            "score_given": score,
+            "reason": "private: suspected copying",
+            "share_reason": share_reason,
+        },
+        content_type="application/json",
+    )
+
+
+@pytest.mark.parametrize(
+    ("persona", "shared", "reason"),
+    [
+        ("learner", False, ""),
+        ("learner", True, "private: suspected copying"),
+        ("staff", False, "private: suspected copying"),
+        ("course_token", False, "private: suspected copying"),
+    ],
+)
+def test_a_learner_reads_the_override_reason_only_when_shared(world, persona, shared, reason):
+    assert override_l1(world, share_reason=shared).status_code == 201
+    grade = Grade.objects.get(user=world.l1)
+    client = world.client(persona)
+    rows = client.get(f"/api/v1/grades/?user={world.l1.pk}").json()["results"]
+    assert [row["override_reason"] for row in rows] == [reason]
+    detail = client.get(f"/api/v1/grades/{grade.pk}/").json()
+    assert detail["override_reason"] == reason
+    assert detail["override_reason_shared"] is shared
+
+
+@pytest.mark.parametrize(("persona", "shown"), [("learner", False), ("staff", True)])
+def test_the_lms_error_of_a_grade_sync_is_for_staff_only(world, persona, shown):
+    grade = Grade.objects.get(user=world.l1)
+    GradeSync.objects.filter(grade=grade).update(state="failed", last_error="LMS said: 422 nope")
+    sync = world.client(persona).get(f"/api/v1/grades/{grade.pk}/").json()["sync"]
+    assert sync["state"] == "failed"
+    assert ("last_error" in sync) is shown
+    if shown:
+        assert sync["last_error"] == "LMS said: 422 nope"
+
+
+def test_a_course_token_lists_no_tokens_not_even_of_its_creators_other_courses(world):
+    Membership.objects.create(context=world.b.context, user=world.teacher_a, role=Role.STAFF)
+    create_token(
+        actor=world.teacher_a, name="B integration", context=world.b.context, can_write=True
+    )
+    response = world.client("course_token").get("/api/v1/tokens/")
+    assert response.status_code == 403
+    message = response.json()["error"]["message"]
+    assert message == "Tokens are managed from a signed-in session, not a token."
+
+
+def test_a_session_lists_its_users_tokens(world):
+    body = world.client("staff").get("/api/v1/tokens/").json()
+    assert {row["name"] for row in body["results"]} == {"read", "write", "old"}
+    assert world.client("other_staff").get("/api/v1/tokens/").json()["results"] == []
+
+
+def test_a_token_cannot_revoke_a_token(world):
+    from api.models import ApiToken
+
+    read = ApiToken.objects.get(name="read")
+    response = world.client("write_token").delete(f"/api/v1/tokens/{read.pk}/")
+    assert response.status_code == 403
+    read.refresh_from_db()
+    assert read.revoked_at is None
+
+
+@pytest.mark.parametrize("score", ["-0", "-0.00", "-0e3"])
+def test_an_override_of_negative_zero_answers_as_it_reads_back(world, score):
+    created = override_l1(world, share_reason=False, score=score)
+    assert created.status_code == 201, created.content
+    assert created.json()["score_given"] == "0.00"
+    listed = world.client("staff").get("/api/v1/overrides/").json()["results"]
+    assert [row["score_given"] for row in listed] == ["0.00"]
+    grade = world.client("staff").get(f"/api/v1/grades/?user={world.l1.pk}").json()["results"]
+    assert [row["score_given"] for row in grade] == ["0.00"]
