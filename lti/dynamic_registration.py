@@ -138,13 +138,27 @@ def _refuse_unstorable(document: dict[str, Any], reason: str) -> None:
         raise RegistrationError(reason)
 
 
-def fetch_platform_configuration(url: str) -> dict[str, Any]:
+def configuration_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a platform's configuration address, or None."""
     try:
-        scheme = urlsplit(url).scheme
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError on a port out of range)
     except ValueError:
-        scheme = ""
-    if scheme not in {"http", "https"} or "\x00" in url or len(url) > 2000:
-        raise RegistrationError(_("openid_configuration must be an http(s) URL."))
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or "\x00" in url
+        or len(url) > 2000
+    ):
+        return str(_("openid_configuration must be an http(s) URL."))
+    return None
+
+
+def fetch_platform_configuration(url: str) -> dict[str, Any]:
+    if (problem := configuration_url_problem(url)) is not None:
+        raise RegistrationError(problem)
     try:
         response = http.get(url, headers={"Accept": "application/json"})
         response.raise_for_status()

@@ -47,7 +47,10 @@ _memo: dict[str, _Origins] = {}
 
 
 def _origin(url: str) -> str | None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket
+        return None
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
 
 

@@ -38,6 +38,7 @@ from .access import grant_launch, placement_in_launch
 from .course import course_side
 from .dynamic_registration import (
     RegistrationError,
+    configuration_url_problem,
     register_with_platform,
     registration_form_token,
     registration_form_token_ok,
@@ -382,6 +383,8 @@ def register(request: HttpRequest) -> HttpResponse:
                 "(the openid_configuration parameter is missing)."
             ),
         )
+    if (problem := configuration_url_problem(configuration_url)) is not None:
+        return refuse(request, problem)
     registration_token = params.get("registration_token", "")
     if request.method == "GET":
         response = render(

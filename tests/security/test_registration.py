@@ -273,3 +273,19 @@ def test_failures_read_the_same_whatever_is_behind_the_port(client, settings, mo
     not_http.sock.close()
     assert len(texts) == 1
     assert UNREACHABLE in texts.pop()
+
+
+@pytest.mark.parametrize("url", ["http://[x", "http://[::1", "https://host:99999999/x"])
+def test_a_configuration_address_that_cannot_be_parsed_is_a_400(client, settings, url):
+    """The page named the platform's origin as the one that may frame it: an address Python
+    cannot split (an unclosed IPv6 bracket) was a ValueError there, a 500. Now the page says
+    what is wrong before anything else."""
+    settings.LTI_REGISTRATION_KEY = KEY
+    query = {"key": KEY, "openid_configuration": url, "registration_token": "t"}
+    for response in (
+        client.get("/lti/register/", query),
+        client.post("/lti/register/", {**query, "form_token": "forged"}),
+    ):
+        assert response.status_code == 400, response.content.decode()[:300]
+        assert "openid_configuration must be an http(s) URL" in response.content.decode()
+    assert not Registration.objects.exists()
