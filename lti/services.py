@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
+
+from ops.text import holds_unstorable_text
 
 from . import claims as c
 from .course import course_side
 from .launch import LaunchMessage
 from .models import Context, LtiUser, Membership, Registration, ResourceLink
 from .roles import course_role
+
+logger = logging.getLogger(__name__)
 
 DEMO_CONTEXT_ID = "demo-course"
 NO_CONTEXT_ID = "_deployment_"
@@ -33,6 +38,30 @@ def _new_lti_user(registration: Registration, sub: str) -> LtiUser:
     return LtiUser(registration=registration, sub=sub, user=user)
 
 
+def _lti_user(registration: Registration, sub: str, fields: dict[str, str]) -> tuple[LtiUser, bool]:
+    """The platform user (with its Django user), made with ``fields`` if new; whether it was.
+
+    Two first launches of one user (two tabs) or a launch beside a roster sync both find
+    none: the loser's insert waits for the winner's commit, fails on the unique username, and
+    its savepoint lets it read the winner's rows instead of failing the launch."""
+    found = LtiUser.objects.select_related("user").filter(registration=registration, sub=sub)
+    lti_user = found.first()
+    if lti_user is not None:
+        return lti_user, False
+    try:
+        with transaction.atomic():
+            lti_user = _new_lti_user(registration, sub)
+            for name, value in fields.items():
+                setattr(lti_user, name, value)
+            lti_user.save()
+    except IntegrityError:
+        lti_user = found.first()
+        if lti_user is None:  # not a lost race: a constraint this cannot settle
+            raise
+        return lti_user, False
+    return lti_user, True
+
+
 def _text(value: object, limit: int) -> str:
     """A claim's value as text, or empty when the platform sent something that is not one."""
     return value.strip()[:limit] if isinstance(value, str) else ""
@@ -40,14 +69,6 @@ def _text(value: object, limit: int) -> str:
 
 def _provision_user(message: LaunchMessage) -> User:
     claims = message.claims
-    lti_user = (
-        LtiUser.objects.select_related("user")
-        .filter(registration=message.registration, sub=message.sub)
-        .first()
-    )
-    if lti_user is None:
-        lti_user = _new_lti_user(message.registration, message.sub)
-    user = lti_user.user
     # Personal data only when the platform sends it; an absent claim changes nothing.
     given, family = _text(claims.get("given_name"), 150), _text(claims.get("family_name"), 150)
     name = _text(claims.get("name"), 255) or " ".join(part for part in (given, family) if part)
@@ -59,13 +80,11 @@ def _provision_user(message: LaunchMessage) -> User:
         user_fields.update(first_name=given or name[:150], last_name=family)
     if email:
         lti_fields["email"] = user_fields["email"] = email
+    lti_user, created = _lti_user(message.registration, message.sub, lti_fields)
+    user = lti_user.user
     # A repeat launch usually changes nothing: write only what did (launches are hot).
     _update_fields(user, user_fields)
-    if lti_user.pk is None:
-        for field_name, value in lti_fields.items():
-            setattr(lti_user, field_name, value)
-        lti_user.save()
-    else:
+    if not created:
         _update_fields(lti_user, lti_fields)
     return user
 
@@ -111,7 +130,8 @@ def _ags(message: LaunchMessage) -> dict:
 def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
     link = message.claim(c.RESOURCE_LINK)
     ags = _ags(message)
-    placement = ResourceLink.objects.filter(context=context, resource_link_id=link["id"]).first()
+    found = ResourceLink.objects.filter(context=context, resource_link_id=link["id"])
+    placement = found.first()
     if placement is None:
         placement = ResourceLink(
             context=context,
@@ -119,9 +139,18 @@ def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
             title=_text(link.get("title"), 255),
             **ags,
         )
-        # What the link places is the course side's to decide (lti.course).
-        course_side().place(placement, message.claim(c.CUSTOM))
-        return placement
+        try:
+            # What the link places is the course side's to decide (lti.course).
+            with transaction.atomic():
+                course_side().place(placement, message.claim(c.CUSTOM))
+            return placement
+        except IntegrityError:
+            # A class opening a new activity at once: another first launch placed the link
+            # between the look-up and the insert (which waited for its commit). Its
+            # placement is the link's; this launch goes on as a repeat one.
+            placement = found.first()
+            if placement is None:
+                raise
     _update_fields(placement, ags)
     return placement
 
@@ -164,14 +193,24 @@ def sync_roster(context: Context) -> int:
 
     registration = context.registration
     present: set[str] = set()
-    for page in roster_pages(registration, context.nrps_url):
+    for page_number, page in enumerate(roster_pages(registration, context.nrps_url), start=1):
         with transaction.atomic():
-            for member in page:
-                sub = _text(member.get("user_id"), 255)
-                if not sub or "\x00" in str(member):
-                    continue
-                present.add(sub)
-                _record_member(context, sub, member)
+            for position, member in enumerate(page, start=1):
+                sub = _member_sub(member)
+                if sub:
+                    # Listed, so not gone, even where its entry cannot be stored.
+                    present.add(sub)
+                if sub and _storable_member(member):
+                    _record_member(context, sub, member)
+                else:
+                    # One bad entry must not fail the page, the good members with it, on
+                    # every run. Its position says which; its data stays out of the log.
+                    logger.warning(
+                        "roster member skipped context=%s page=%s position=%s",
+                        context.pk,
+                        page_number,
+                        position,
+                    )
     # Members the LMS no longer lists have left the course (and their tokens stop working).
     Membership.objects.filter(context=context, is_active=True).exclude(
         user__lti_user__sub__in=present
@@ -180,13 +219,25 @@ def sync_roster(context: Context) -> int:
     return len(present)
 
 
+def _member_sub(member: dict) -> str:
+    """The member's user id as stored (``LtiUser.sub``), or empty when the LMS sent none
+    that can be."""
+    sub = _text(member.get("user_id"), 255)
+    return "" if holds_unstorable_text(sub) else sub
+
+
+def _storable_member(member: dict) -> bool:
+    """Whether the entry can be stored: its roles (if any) a list of text, and no text in it
+    that no database can hold (a NUL, an unpaired surrogate)."""
+    roles = member.get("roles")
+    return (
+        roles is None or (isinstance(roles, list) and all(isinstance(r, str) for r in roles))
+    ) and not holds_unstorable_text(member)
+
+
 def _record_member(context: Context, sub: str, member: dict) -> None:
     registration = context.registration
-    lti_user = (
-        LtiUser.objects.select_related("user").filter(registration=registration, sub=sub).first()
-    )
-    if lti_user is None:
-        lti_user = _new_lti_user(registration, sub)
+    lti_user, _ = _lti_user(registration, sub, {})
     name = _text(member.get("name"), 255)
     if name:
         lti_user.name = name
@@ -194,7 +245,7 @@ def _record_member(context: Context, sub: str, member: dict) -> None:
     if email:
         lti_user.email = email
     lti_user.save()
-    roles = [str(role) for role in member.get("roles") or []]
+    roles = list(member.get("roles") or [])
     Membership.objects.update_or_create(
         context=context,
         user=lti_user.user,

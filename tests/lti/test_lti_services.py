@@ -1,4 +1,4 @@
-"""Deep linking, dynamic registration, key rotation, JWKS and framing."""
+"""Deep linking, dynamic registration, key rotation, JWKS, framing and the NRPS roster."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from labs.selectors import lab_policy
-from lti.models import Deployment, Registration, ResourceLink, ToolKey
+from lti.models import Deployment, LtiUser, Membership, Registration, ResourceLink, ToolKey
+from lti.services import sync_roster
+from tests.gradebook import graded_placement
 from tests.labs_helpers import small_lab
 from tests.lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_login
 
@@ -501,3 +503,49 @@ def test_standard_claims_helper_builds_what_the_library_builds(client, platform)
     )
     ours = standard_claims(platform, auth)
     assert set(ours) <= set(library)
+
+
+# Roster entries one bad member of which made the whole page's transaction fail, the good
+# members with it, on every run: each is skipped, and the rest stored.
+UNSTORABLE_MEMBERS = {
+    "a name no database can hold": {"user_id": "bad", "roles": ["Learner"], "name": "Ann \ud800"},
+    "a user id no database can hold": {"user_id": "x\ud8002", "roles": ["Learner"]},
+    "a NUL in the email": {"user_id": "bad", "roles": ["Learner"], "email": "a\x00@b.edu"},
+    "roles that are not a list": {"user_id": "bad", "roles": 5},
+    "roles that are not all text": {"user_id": "bad", "roles": ["Learner", {"x": 1}]},
+    "a user id that is not text": {"user_id": ["bad"], "roles": ["Learner"]},
+    "an empty user id": {"user_id": " ", "roles": ["Learner"]},
+}
+
+
+@pytest.mark.parametrize("bad", UNSTORABLE_MEMBERS.values(), ids=UNSTORABLE_MEMBERS)
+def test_a_roster_member_that_cannot_be_stored_is_skipped_and_the_rest_stored(
+    fake_lms, quiz, bad, caplog
+):
+    context = graded_placement(fake_lms, quiz).context
+    # Two pages: the bad member is the second of the first.
+    fake_lms.members = [
+        {"user_id": "good", "roles": ["Learner"], "name": "Good"},
+        bad,
+        {"user_id": "later", "roles": ["Instructor"]},
+    ]
+    for _run in range(2):  # and the next run is not stuck on it
+        sync_roster(context)
+        active = dict(Membership.objects.values_list("user__lti_user__sub", "is_active"))
+        assert active == {"good": True, "later": True}
+    assert LtiUser.objects.get(sub="good").name == "Good"
+    skipped = [r.getMessage() for r in caplog.records if r.name == "lti.services"]
+    assert skipped == [f"roster member skipped context={context.pk} page=1 position=2"] * 2
+    assert "Ann" not in caplog.text
+
+
+def test_a_member_whose_roster_entry_cannot_be_stored_keeps_what_was_stored(fake_lms, quiz):
+    """The LMS still lists them: skipping their entry does not make them leave the course."""
+    context = graded_placement(fake_lms, quiz).context
+    fake_lms.members = [{"user_id": "ann", "roles": ["Instructor"], "name": "Ann"}]
+    sync_roster(context)
+    fake_lms.members = [{"user_id": "ann", "roles": 5, "name": "Ann \ud800"}]
+    assert sync_roster(context) == 1
+    membership = Membership.objects.select_related("user__lti_user").get()
+    assert (membership.is_active, membership.role) == (True, "staff")
+    assert membership.user.lti_user.name == "Ann"
