@@ -212,15 +212,22 @@ def register(client: Client, params: dict):
     )
 
 
-def test_dynamic_registration_against_a_loopback_platform(client, platform_server):
-    server = platform_server
-    server.registration_token = "reg-token-xyz"
-    server.openid_configuration = {
+def moodle_configuration(server) -> dict:
+    """A platform's OpenID configuration as Moodle's reads, served by ``server``."""
+    return {
         "issuer": server.base,
         "authorization_endpoint": server.url("/mod/lti/auth.php"),
         "token_endpoint": server.url("/mod/lti/token.php"),
         "jwks_uri": server.url("/mod/lti/certs.php"),
         "registration_endpoint": server.url("/register"),
+    }
+
+
+def test_dynamic_registration_against_a_loopback_platform(client, platform_server):
+    server = platform_server
+    server.registration_token = "reg-token-xyz"
+    server.openid_configuration = {
+        **moodle_configuration(server),
         "https://purl.imsglobal.org/spec/lti-platform-configuration": {
             "product_family_code": "moodle",
             "version": "5.1",
@@ -317,11 +324,7 @@ def test_dynamic_registration_refuses_text_no_database_can_hold(
     configuration or answer: PostgreSQL refuses to store either, and the page answered 500."""
     server = platform_server
     configuration = {
-        "issuer": server.base,
-        "authorization_endpoint": server.url("/mod/lti/auth.php"),
-        "token_endpoint": server.url("/mod/lti/token.php"),
-        "jwks_uri": server.url("/mod/lti/certs.php"),
-        "registration_endpoint": server.url("/register"),
+        **moodle_configuration(server),
         PLATFORM_CONFIGURATION: {"product_family_code": "moodle"},
     }
     reply = {"client_id": "Abc123", TOOL_CONFIGURATION: {"deployment_id": "7"}}
@@ -349,13 +352,7 @@ def test_dynamic_registration_refuses_a_configuration_nested_too_deeply(
     """Nesting was a RecursionError (a 500): in the check for unstorable text a few hundred
     levels deep, in decoding the JSON deeper still."""
     server = platform_server
-    configuration = {
-        "issuer": server.base,
-        "authorization_endpoint": server.url("/mod/lti/auth.php"),
-        "token_endpoint": server.url("/mod/lti/token.php"),
-        "jwks_uri": server.url("/mod/lti/certs.php"),
-        "registration_endpoint": server.url("/register"),
-    }
+    configuration = moodle_configuration(server)
     nested = "[" * depth + "]" * depth
     server.openid_configuration = (json.dumps(configuration)[:-1] + f', "x": {nested}}}').encode()
     server.registration_token = "reg-token"
