@@ -67,6 +67,8 @@ def _deep_link_fields() -> dict[str, forms.Field]:
 
 
 def _clean_deep_link(form: forms.Form, data: dict[str, Any]) -> None:
+    if data.get("grading_method") not in LAB_METHOD_LABELS:
+        form.add_error("grading_method", _("A lab is graded by its best run or its last run."))
     opens, due, closes = (data.get(name) for name in SCHEDULE_FIELDS)
     if opens and due and due < opens:
         form.add_error("due_at", _("The due time must come after the opening time."))

@@ -153,6 +153,31 @@ def test_a_lab_schedule_out_of_order_is_refused_on_the_picker(client, platform):
 
 
 @pytest.mark.usefixtures("quiz")
+@pytest.mark.parametrize("method", ["first", "average"])
+def test_a_lab_placed_with_a_quizs_grading_method_is_refused_on_the_picker(
+    client, platform, method
+):
+    """A lab is graded by its best or its last run: the picker took the quiz's other methods
+    and signed them into the link, and the lab then quietly graded by its default."""
+    lab = small_lab()
+    response = launch(client, platform, roles=[ROLE + "Instructor"], deep_link=True)
+    bad = client.post(
+        response["Location"],
+        {
+            "activity": f"lab:{lab.slug}",
+            "title": "Lab 1",
+            "max_attempts": "3",
+            "grading_method": method,
+            "late_policy": "accept",
+            "late_penalty_percent": "0",
+        },
+    )
+    assert bad.status_code == 400
+    assert 'name="JWT"' not in bad.content.decode()
+    assert "best run or its last run" in bad.content.decode()
+
+
+@pytest.mark.usefixtures("quiz")
 @pytest.mark.parametrize(
     ("time_zone", "field", "value"),
     [
