@@ -48,11 +48,20 @@ class AttemptFilter:
     finished_before: datetime | None = None
 
 
-def students_attempts(placement: ResourceLink) -> QuerySet[Attempt]:
-    """The placement's attempts without the course staff's own: an instructor trying the
-    quiz is not a student, as Moodle's statistics leave out previews."""
+def _without_staff(work: QuerySet[Any], placement: ResourceLink) -> QuerySet[Any]:
+    """The placement's ``work`` (attempts, runs) without the course staff's own: an
+    instructor trying the activity is not a student, as Moodle's statistics leave out
+    previews."""
     staff = Membership.objects.filter(context_id=placement.context_id, role=Role.STAFF)
-    return Attempt.objects.filter(placement=placement).exclude(user__in=staff.values("user_id"))
+    return work.filter(placement=placement).exclude(user__in=staff.values("user_id"))
+
+
+def students_attempts(placement: ResourceLink) -> QuerySet[Attempt]:
+    return _without_staff(Attempt.objects.all(), placement)
+
+
+def students_runs(placement: ResourceLink) -> QuerySet[LabRun]:
+    return _without_staff(LabRun.objects.all(), placement)
 
 
 def counted_attempts(placement: ResourceLink, rules: AttemptFilter) -> QuerySet[Attempt]:
@@ -374,7 +383,7 @@ def _status_label(status: str) -> str:
 
 
 def lab_dashboard(placement: ResourceLink) -> LabDashboard:
-    runs = LabRun.objects.filter(placement=placement)
+    runs = students_runs(placement)
     statuses = dict(
         runs.values("status").annotate(n=Count("pk")).order_by().values_list("status", "n")
     )

@@ -278,8 +278,30 @@ def test_lab_dashboard(fake_lms):
                 "reference": {"frontier": frontier},
             },
         )
+    # The instructor's own tries are not a student's work (as the quiz leaves out theirs).
+    for number, (status, error) in enumerate(
+        [(RunStatus.SUCCEEDED, ""), (RunStatus.REJECTED, "the instructor's own try")], start=1
+    ):
+        LabRun.objects.create(
+            placement=placement,
+            user=teacher,
+            number=number,
+            policy={"kind": "none"},
+            submitted_at=now - timedelta(seconds=600),
+            started_at=now - timedelta(seconds=10),
+            finished_at=now,
+            next_attempt_at=now,
+            status=status,
+            device="cpu",
+            score=1 if not error else None,
+            error=error,
+            result=None
+            if error
+            else {"peak_activation_bytes": 2000, "recompute_flops": 0, "within_budget": True},
+        )
     client = launched_client(Membership.objects.get(user=teacher))
     html = client.get(f"/dashboard/{placement.pk}/").content.decode()
+    assert "the instructor&#x27;s own try" not in html
     assert 'data-stat="runs">5<' in html
     assert 'data-stat="measured">2<' in html
     assert 'data-stat="within-budget">50.0%<' in html
@@ -293,7 +315,7 @@ def test_lab_dashboard(fake_lms):
     assert body["mean_wait_seconds"] == pytest.approx(16)
     assert body["run_seconds_by_device"] == {"cpu": pytest.approx(56), "—": pytest.approx(40)}
     runs = download_csv(client, f"/dashboard/{placement.pk}/runs.csv")
-    assert len(runs) == 5
+    assert len(runs) == 7  # the export is every run, as the quiz's is every attempt
     assert {row["status"] for row in runs} >= {"succeeded", "rejected"}
     assert client.get(f"/dashboard/{placement.pk}/responses.csv").status_code == 404
 
