@@ -19,6 +19,7 @@ import email.utils
 import hashlib
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +43,9 @@ from .tool_conf import ToolRegistration
 logger = logging.getLogger(__name__)
 TOKEN_SAFETY_SECONDS = 60
 DEFAULT_TOKEN_SECONDS = 3600
+MAX_TOKEN_SECONDS = 3600
+# Pages of one listing (line items, a roster): room for a roster of 10,000 at 10 a page.
+MAX_PAGES = 1000
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEMS_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
@@ -131,6 +135,8 @@ class ToolServiceConnector(ServiceConnector):
         super().__init__(ToolRegistration(registration), PolicySession())
         self.model = registration
         self.what = "The platform refused the call"
+        # The call succeeds on any 2xx whatever its body (a score: only its status matters).
+        self.any_body = False
         self._fresh = False
 
     def _scope_key(self, scopes: Any) -> str:
@@ -147,11 +153,15 @@ class ToolServiceConnector(ServiceConnector):
         if not isinstance(access_token, str) or not access_token:
             raise PlatformUnavailable("The platform's token answer is not a valid token.")
         try:
-            lifetime = int(expires_in) if expires_in else DEFAULT_TOKEN_SECONDS
-        except (TypeError, ValueError) as error:
+            claimed = float(expires_in) if expires_in else DEFAULT_TOKEN_SECONDS
+        except (TypeError, ValueError, OverflowError) as error:
             raise PlatformUnavailable(
                 "The platform's token answer is not a valid token."
             ) from error
+        if math.isnan(claimed):
+            raise PlatformUnavailable("The platform's token answer is not a valid token.")
+        # A lifetime of 1e20 or Infinity is no reason to fail: the cache takes no such timeout.
+        lifetime = int(min(max(claimed, 1.0), MAX_TOKEN_SECONDS))
         cache.set(scope_key, access_token, max(lifetime - TOKEN_SAFETY_SECONDS, 1))
 
     def get_access_token(self, scopes: Sequence[str]) -> str:
@@ -184,7 +194,9 @@ class ToolServiceConnector(ServiceConnector):
                     continue
                 _raise_for(error.response, self.what)
                 raise  # a 2xx the library refused: not ours to sort
-            except ValueError as error:  # the body is not JSON
+            except ValueError as error:  # a 2xx whose body is not JSON (redirects are refused)
+                if self.any_body:
+                    return {"headers": {}, "body": None, "next_page_url": None}
                 raise PlatformUnavailable(f"{self.what}: the answer is not JSON.") from error
             finally:
                 self._fresh = False
@@ -215,6 +227,7 @@ class Score(Grade):
 def post_score(registration: Registration, lineitem_url: str, score: dict[str, Any]) -> None:
     connector = ToolServiceConnector(registration)
     connector.what = "The platform refused the score"
+    connector.any_body = True
     service = AssignmentsGradesService(connector, {"scope": [c.SCOPE_SCORE]})
     try:
         service.put_grade(Score(score), LineItem({"id": lineitem_url}))
@@ -240,12 +253,17 @@ class _LineItems(AssignmentsGradesService):
         url = self._service_data["lineitems"]
         for name, value in self._query.items():
             url = add_param_to_url(url, name, value)
-        for page in self._service_connector.get_paginated_data(
-            self._service_data["scope"], url, accept=LINEITEMS_MEDIA_TYPE
-        ):
-            if not isinstance(page["body"], list):
+        connector = self._service_connector
+
+        def fetch(page_url: str) -> TServiceConnectorResponse:
+            return connector.make_service_request(
+                self._service_data["scope"], page_url, accept=LINEITEMS_MEDIA_TYPE
+            )
+
+        for body in _pages(fetch, url, "line items"):
+            if not isinstance(body, list):
                 raise PlatformUnavailable("The platform's line items are not a list.")
-            yield from page["body"]
+            yield from body
 
 
 def find_or_create_lineitem(
@@ -306,17 +324,29 @@ def _next_page(link_header: str) -> str | None:
     return None
 
 
+def _pages(fetch: Callable[[str], TServiceConnectorResponse], url: str, what: str) -> Iterator[Any]:
+    """The body of each page of a listing from ``url`` on, following Link rel="next" (the
+    library's own paging never stops). A page named twice, or more than MAX_PAGES of them,
+    is a platform at fault, to try again later: PlatformUnavailable."""
+    seen: set[str] = set()
+    next_url: str | None = url
+    while next_url:
+        if next_url in seen or len(seen) >= MAX_PAGES:
+            raise PlatformUnavailable(f"The platform's pages of {what} do not end.")
+        seen.add(next_url)
+        page = fetch(next_url)
+        yield page["body"]
+        next_url = page["next_page_url"]
+
+
 def roster_pages(registration: Registration, memberships_url: str) -> Iterator[list[dict]]:
     """NRPS members, page by page, following Link rel="next"."""
     connector = ToolServiceConnector(registration)
     connector.what = "The platform refused the roster"
     service = NamesRolesProvisioningService(connector, {"context_memberships_url": memberships_url})
-    url: str | None = memberships_url
-    seen = set()
-    while url and url not in seen:
-        seen.add(url)
-        try:
-            members, url = service.get_members_page(url)
-        except AttributeError as error:  # a body that is not a JSON object
-            raise PlatformUnavailable("The platform's roster is not JSON.") from error
+    for body in _pages(service.get_nrps_data, memberships_url, "the roster"):
+        members = body.get("members") if isinstance(body, dict) else None
+        if not isinstance(members, list):
+            # Read as an empty roster it would make every member of the course leave.
+            raise PlatformUnavailable("The platform's roster has no list of members.")
         yield [member for member in members if isinstance(member, dict)]

@@ -65,9 +65,11 @@ class RetryPolicy:
 
     def delay(self, tries: int, retry_after: float | None = None) -> float:
         """Seconds before try ``tries + 1``: the other side's Retry-After when it gave one,
-        else the base doubled per try, with jitter; never more than ``max_seconds``."""
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_seconds)
+        else the base doubled per try, with jitter; never more than ``max_seconds``. A
+        Retry-After under a second (0, a date passed) asks for no wait: the backoff applies,
+        or a platform that keeps saying so would be tried again at once, over and over."""
+        if retry_after is not None and retry_after >= 1:
+            return min(retry_after, self.max_seconds)
         doubled = self.base_seconds * 2 ** min(max(tries - 1, 0), 20)
         spread = random.uniform(1 - self.jitter, 1 + self.jitter)
         return min(min(doubled, self.max_seconds) * spread, self.max_seconds)

@@ -5,7 +5,8 @@ JWKS, refusing one without `kid` as Moodle does), AGS line items and scores (bea
 scope checked; a score older than the one held is answered 409 as Moodle does), and NRPS
 memberships with a paged, mixed-case next-page URL. Failures are injected on score posts:
 HTTP 500, 429 with Retry-After, a hang past the client's read timeout (after storing, as a
-slow LMS that did the work), and a dropped connection.
+slow LMS that did the work), and a dropped connection. It can also misbehave as a hostile or
+broken platform would (`paging`, `score_reply`, `members_body`, `expires_in`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 
@@ -43,6 +44,15 @@ class FakeLms:
         self.accepted: list[tuple[str, str, str, float]] = []
         self.lineitems: dict[str, dict] = {}
         self.members: list[dict] = []
+        # "self": every line-item and membership page names itself as the next page;
+        # "endless": each names a new one. Past `page_limit` pages it answers 500, so a
+        # client that never stops still ends.
+        self.paging: str | None = None
+        self.page_limit = 300
+        self.page_requests = 0
+        self.score_reply: tuple[int, str, bytes] | None = None  # sent after storing the score
+        self.members_body: Any = None  # sent instead of each membership page when set
+        self.expires_in: Any = 3600  # of the tokens, as the token answer gives it
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LmsHandler)
         self.httpd.lms = self
         self.httpd.daemon_threads = True
@@ -141,6 +151,13 @@ class _LmsHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_raw(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def _scopes(self) -> set[str] | None:
         header = self.headers.get("Authorization", "")
         token = header.removeprefix("Bearer ").strip()
@@ -164,6 +181,8 @@ class _LmsHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         parts = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if self.lms.paging and parts.path in ("/lineitems", "/memberships"):
+            return self._odd_page(parts.path, query)
         if parts.path == "/lineitems":
             if self._scopes() is None:
                 return self._send(401, {"error": "invalid token"})
@@ -182,9 +201,28 @@ class _LmsHandler(BaseHTTPRequestHandler):
         else:
             self._send(404, {"error": "not found"})
 
+    def _odd_page(self, path: str, query: dict) -> None:
+        with self.lms.lock:
+            self.lms.page_requests += 1
+            count = self.lms.page_requests
+        if self._scopes() is None:
+            return self._send(401, {"error": "invalid token"})
+        if count > self.lms.page_limit:
+            return self._send(500, {"error": "too many pages"})
+        if self.lms.paging == "self":
+            link = {"Link": f'<{self.lms.url(self.path)}>; rel="next"'}
+        else:
+            query["page"] = str(count + 1)
+            link = {"Link": f'<{self.lms.url(path)}?{urlencode(query)}>; rel="next"'}
+        if path == "/lineitems":
+            return self._send(200, [], link)
+        self._send(200, {"id": self.lms.url(path), "members": []}, link)
+
     def _members(self, page: int, headers: dict) -> None:
         if self._scopes() is None:
             return self._send(401, {"error": "invalid token"})
+        if self.lms.members_body is not None:
+            return self._send(200, self.lms.members_body)
         half = (len(self.lms.members) + 1) // 2
         chunk = self.lms.members[:half] if page == 0 else self.lms.members[half:]
         self._send(200, {"id": self.lms.url("/memberships"), "members": chunk}, headers)
@@ -222,7 +260,7 @@ class _LmsHandler(BaseHTTPRequestHandler):
             {
                 "access_token": token,
                 "token_type": "Bearer",
-                "expires_in": 3600,
+                "expires_in": self.lms.expires_in,
                 "scope": " ".join(sorted(scopes)),
             },
         )
@@ -257,4 +295,6 @@ class _LmsHandler(BaseHTTPRequestHandler):
         status, body = self.lms.store_score(lineitem, json.loads(raw or b"{}"))
         if mode == "hang":
             time.sleep(self.lms.hang_seconds)
+        if self.lms.score_reply is not None and status == 200:
+            return self._send_raw(*self.lms.score_reply)
         self._send(status, body)
