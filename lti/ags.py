@@ -294,7 +294,7 @@ def find_or_create_lineitem(
     )
     found = service.find_lineitem_satisfying(mine)
     if found is not None:
-        return str(found.get_id())
+        return _on_the_platforms_host(str(found.get_id()), lineitems_url)
     if not can_create:
         raise PlatformRefused(
             "The platform has no line item for this link and lets us create none.", 404
@@ -308,7 +308,15 @@ def find_or_create_lineitem(
         raise PlatformUnavailable("The platform's new line item is not JSON.") from error
     if not isinstance(created, str) or not created:
         raise PlatformUnavailable("The platform's new line item has no id.")
-    return created
+    return _on_the_platforms_host(created, lineitems_url)
+
+
+def _on_the_platforms_host(lineitem_url: str, lineitems_url: str) -> str:
+    """A line item's address from the platform's answer, where the scores and the token will
+    go: on the host of its line items (the address from the signed launch), or refused."""
+    if http.origin(lineitem_url) != http.origin(lineitems_url):
+        raise PlatformUnavailable("The platform's line item is on another host.")
+    return lineitem_url
 
 
 LINK_VALUE = re.compile(r"<([^>]*)>([^,]*)")
@@ -333,6 +341,9 @@ def _pages(fetch: Callable[[str], TServiceConnectorResponse], url: str, what: st
     while next_url:
         if next_url in seen or len(seen) >= MAX_PAGES:
             raise PlatformUnavailable(f"The platform's pages of {what} do not end.")
+        if http.origin(next_url) != http.origin(url):
+            # The token is the platform's, for its own API: never carried to another host.
+            raise PlatformUnavailable(f"The platform's pages of {what} go to another host.")
         seen.add(next_url)
         page = fetch(next_url)
         yield page["body"]

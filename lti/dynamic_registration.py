@@ -119,18 +119,6 @@ def client_registration(tool_base_url: str) -> dict[str, Any]:
     }
 
 
-def _origin(url: str) -> str:
-    """scheme://host:port, with the default port spelled out, so equal origins compare equal."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:
-        return ""
-    if not parts.hostname or port is None:
-        return ""
-    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
-
-
 def _refuse_unstorable(document: dict[str, Any], reason: str) -> None:
     """A NUL or an unpaired surrogate (JSON's "\\ud800") anywhere in what the platform sent:
     no database text can store either, so nothing is registered."""
@@ -191,10 +179,10 @@ def fetch_platform_configuration(url: str) -> dict[str, Any]:
         )
     # The issuer must be the origin the configuration was fetched from, and we post our
     # registration only there (LTI DR §3.5.1): never to a third host a configuration names.
-    issuer_origin = _origin(config["issuer"])
-    if not issuer_origin or issuer_origin != _origin(url):
+    issuer_origin = http.origin(config["issuer"])
+    if not issuer_origin or issuer_origin != http.origin(url):
         raise RegistrationError(_("The configuration's issuer is not the site that served it."))
-    if _origin(config["registration_endpoint"]) != issuer_origin:
+    if http.origin(config["registration_endpoint"]) != issuer_origin:
         raise RegistrationError(_("The registration endpoint is not on the issuer's site."))
     for name in required:
         if len(config[name]) > 500 or not http.platform_url_ok(config[name], config["issuer"]):

@@ -210,6 +210,18 @@ def post(url: str, **kwargs: Any) -> requests.Response:
     return request("POST", url, **kwargs)
 
 
+def origin(url: str) -> str:
+    """scheme://host:port, with the default port spelled out, so equal origins compare equal."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return ""
+    if not parts.hostname or port is None:
+        return ""
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
+
+
 def platform_url_ok(url: object, issuer: str) -> bool:
     """Whether a URL a platform gave us may be rendered or followed: http(s) with a host,
     and https when DEBUG is off and the platform's issuer is https."""

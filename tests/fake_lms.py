@@ -6,7 +6,7 @@ scope checked; a score older than the one held is answered 409 as Moodle does), 
 memberships with a paged, mixed-case next-page URL. Failures are injected on score posts:
 HTTP 500, 429 with Retry-After, a hang past the client's read timeout (after storing, as a
 slow LMS that did the work), and a dropped connection. It can also misbehave as a hostile or
-broken platform would (`paging`, `score_reply`, `members_body`, `expires_in`).
+broken platform would (`paging`, `elsewhere`, `score_reply`, `members_body`, `expires_in`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ class FakeLms:
         # "endless": each names a new one. Past `page_limit` pages it answers 500, so a
         # client that never stops still ends.
         self.paging: str | None = None
+        # Another server's origin: with paging "elsewhere" the first page names a next page
+        # there, and with `lineitems_elsewhere` created line items get their ids there.
+        self.elsewhere = ""
+        self.lineitems_elsewhere = False
         self.page_limit = 300
         self.page_requests = 0
         self.score_reply: tuple[int, str, bytes] | None = None  # sent after storing the score
@@ -211,6 +215,8 @@ class _LmsHandler(BaseHTTPRequestHandler):
             return self._send(500, {"error": "too many pages"})
         if self.lms.paging == "self":
             link = {"Link": f'<{self.lms.url(self.path)}>; rel="next"'}
+        elif self.lms.paging == "elsewhere":
+            link = {"Link": f'<{self.lms.elsewhere}{path}?page=2>; rel="next"'}
         else:
             query["page"] = str(count + 1)
             link = {"Link": f'<{self.lms.url(path)}?{urlencode(query)}>; rel="next"'}
@@ -269,7 +275,8 @@ class _LmsHandler(BaseHTTPRequestHandler):
         if self._scopes() is None:
             return self._send(401, {"error": "invalid token"})
         item_id = str(len(self.lms.lineitems) + 1)
-        item = {**body, "id": self.lms.url(f"/lineitems/{item_id}")}
+        base = self.lms.elsewhere if self.lms.lineitems_elsewhere else self.lms.url("")
+        item = {**body, "id": f"{base}/lineitems/{item_id}"}
         self.lms.lineitems[item_id] = item
         self._send(201, item)
 

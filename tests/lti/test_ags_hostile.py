@@ -1,9 +1,12 @@
 """Grade delivery and the roster against a platform that answers oddly or with hostility: pages
 that never end, a Retry-After of no time, a score accepted with a body that is not JSON, a
-roster page without its members, a token that claims to live forever. Each against the fake
-LMS, a real HTTP server."""
+roster page without its members, a token that claims to live forever, pages and line items on
+another host. Each against the fake LMS, a real HTTP server."""
 
 from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -107,3 +110,65 @@ def test_a_token_claimed_to_live_forever_is_used_and_cached(fake_lms, quiz, expi
     assert services.deliver(sync.pk) == "synced"
     ags.access_token(sync.placement.context.registration, [c.SCOPE_SCORE])
     assert fake_lms.token_requests == 1
+
+
+@pytest.fixture
+def other_host():
+    """A server on another origin that records what reaches it (the bearer token, above all)."""
+    seen: list[tuple[str, str, str | None]] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def _any(self) -> None:
+            seen.append((self.command, self.path, self.headers.get("Authorization")))
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"[]")
+
+        do_GET = do_POST = do_PUT = _any  # noqa: N815
+
+    server = ThreadingHTTPServer(("127.0.0.2", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.2:{server.server_address[1]}", seen
+    server.shutdown()
+
+
+@pytest.mark.usefixtures("sent")
+def test_line_items_paged_to_another_host_are_not_followed(fake_lms, quiz, other_host):
+    """The platform's token is for the platform: an answer naming another host's page (or a
+    line item there) must not send it there."""
+    fake_lms.elsewhere, seen = other_host
+    fake_lms.paging = "elsewhere"
+    sync = _one_grade(fake_lms, quiz, lineitem=False)
+    assert services.deliver(sync.pk) == "retry"
+    sync.refresh_from_db()
+    assert "another host" in sync.last_error
+    assert seen == []
+
+
+def test_a_roster_paged_to_another_host_is_not_followed(fake_lms, quiz, other_host):
+    fake_lms.elsewhere, seen = other_host
+    link = graded_placement(fake_lms, quiz)
+    fake_lms.members = [{"user_id": "a", "roles": ["Learner"]}]
+    sync_roster(link.context)  # stored while the roster is whole
+    fake_lms.paging = "elsewhere"
+    with pytest.raises(ags.PlatformUnavailable):
+        sync_roster(link.context)
+    assert seen == []
+    assert Membership.objects.filter(is_active=False).count() == 0
+
+
+@pytest.mark.usefixtures("sent")
+def test_a_line_item_created_on_another_host_gets_no_score(fake_lms, quiz, other_host):
+    fake_lms.elsewhere, seen = other_host
+    fake_lms.lineitems_elsewhere = True
+    sync = _one_grade(fake_lms, quiz, lineitem=False)
+    assert services.deliver(sync.pk) == "retry"
+    sync.refresh_from_db()
+    assert "another host" in sync.last_error
+    assert seen == []
