@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from django.conf import settings
 from django.utils.translation import gettext_lazy
 from requests.adapters import HTTPAdapter
@@ -163,12 +164,22 @@ def _read_limited(response: requests.Response, deadline: float) -> None:
     if declared.isdigit() and int(declared) > limit:
         raise PlatformAddressRefused(f"the answer is larger than {limit} bytes")
     body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
+    while True:
+        if time.monotonic() > deadline:
+            raise requests.Timeout("the answer took longer than the read timeout")
+        try:
+            # What has arrived, not a whole piece: waiting for 64 KiB let an answer sent a
+            # byte at a time, each within the socket's timeout, outlast the deadline.
+            chunk = response.raw.read1(64 * 1024, decode_content=True)
+        except urllib3.exceptions.ReadTimeoutError as error:
+            raise requests.ReadTimeout(str(error)) from error
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise requests.ConnectionError(str(error)) from error
+        if not chunk:
+            break
         body += chunk
         if len(body) > limit:
             raise PlatformAddressRefused(f"the answer is larger than {limit} bytes")
-        if time.monotonic() > deadline:
-            raise requests.Timeout("the answer took longer than the read timeout")
     response._content = bytes(body)  # what requests does when it reads the body itself
 
 

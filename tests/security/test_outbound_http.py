@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 
 from lti import ags, http
 from lti import claims as c
@@ -319,3 +321,33 @@ def test_through_an_egress_proxy_a_refused_address_is_refused_before_the_proxy_i
         http.get(recorder.url("/jwks", host=host))
     assert egress_proxy.requests == []
     assert recorder.requests == []
+
+
+def test_an_answer_trickled_byte_by_byte_ends_at_the_read_timeout(settings):
+    """Each byte came within the read timeout, so the socket never timed out, and the answer
+    was read in 64 KiB pieces, each waited for whole: a platform sending a byte every 0.4 s
+    held the worker for as long as it liked. The deadline holds for the whole body."""
+    settings.LTI_HTTP_READ_TIMEOUT = 1.0
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n"
+        try:
+            connection.sendall(head)
+            for _ in range(30):
+                time.sleep(0.4)
+                connection.sendall(b" ")
+        except OSError:
+            pass  # the client hung up, as it should
+        connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(requests.Timeout):
+        http.get(f"http://127.0.0.1:{listener.getsockname()[1]}/jwks")
+    assert time.monotonic() - started < 4
+    listener.close()
