@@ -236,15 +236,13 @@ def _storable_member(member: dict) -> bool:
 
 
 def _record_member(context: Context, sub: str, member: dict) -> None:
-    registration = context.registration
-    lti_user, _ = _lti_user(registration, sub, {})
-    name = _text(member.get("name"), 255)
-    if name:
-        lti_user.name = name
-    email = _text(member.get("email"), 254)
-    if email:
-        lti_user.email = email
-    lti_user.save()
+    name, email = _text(member.get("name"), 255), _text(member.get("email"), 254)
+    fields = {key: value for key, value in (("name", name), ("email", email)) if value}
+    lti_user, created = _lti_user(context.registration, sub, fields)
+    if not created:  # a new member was stored with them, in one insert
+        for key, value in fields.items():
+            setattr(lti_user, key, value)
+        lti_user.save()
     roles = list(member.get("roles") or [])
     Membership.objects.update_or_create(
         context=context,
