@@ -238,6 +238,17 @@ def test_only_staff_may_refresh_the_roster_or_retry(synced_placement):
     assert client.post(reverse("gradesync:retry", args=[sync.pk])).status_code == 403
 
 
+def test_a_teacher_demoted_after_the_launch_may_no_longer_retry(synced_placement):
+    """The launch said staff; the roster since says learner (decision 10)."""
+    finish_attempt(student(synced_placement, "s1"), synced_placement, correct=1)
+    teacher = student(synced_placement, "teacher")
+    teacher.lti_memberships.update(role="staff")
+    client = launched_client(teacher.lti_memberships.get())
+    teacher.lti_memberships.update(role="learner")
+    sync = GradeSync.objects.get()
+    assert client.post(reverse("gradesync:retry", args=[sync.pk])).status_code == 403
+
+
 @pytest.mark.parametrize("retry_after", ["soon", "²", "99999999999999"])
 def test_odd_retry_after_values_still_retry_within_the_maximum(
     synced_placement, fake_lms, retry_after, settings
