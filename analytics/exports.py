@@ -6,13 +6,13 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterator
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from activities.grading import plain_grade
 from activities.models import Grade
 from assessments.models import Attempt, Response
 from labs.models import LabRun
-from lti.models import ResourceLink
+from lti.models import Membership, ResourceLink
 
 CHUNK = 2000
 FORMULA_STARTS = frozenset("=+-@\t\r")
@@ -28,34 +28,50 @@ def _student(prefix: str) -> tuple[str, str]:
     return (f"{prefix}user__lti_user__name", f"{prefix}user__username")
 
 
+def _with_course_role(rows: QuerySet, placement: ResourceLink, user_field: str) -> QuerySet:
+    """Each row with its user's role in the course (``course_role``): the dashboards leave
+    the staff's own work out, the files keep every row and say whose it is."""
+    membership = Membership.objects.filter(
+        context_id=placement.context_id, user_id=OuterRef(user_field)
+    )
+    return rows.annotate(course_role=Subquery(membership.values("role")[:1]))
+
+
 # Per export: the rows of a placement, and (column, field or pair of fields) in order.
 Columns = list[tuple[str, str | tuple[str, str]]]
 EXPORTS: dict[str, tuple[Callable[[ResourceLink], QuerySet], Columns]] = {
     "attempts": (
-        lambda placement: Attempt.objects.filter(placement=placement).order_by("user_id", "number"),
+        lambda placement: _with_course_role(
+            Attempt.objects.filter(placement=placement), placement, "user_id"
+        ).order_by("user_id", "number"),
         [
             ("attempt", "public_id"), ("user_id", "user_id"), ("student", _student("")),
+            ("role", "course_role"),
             ("number", "number"), ("state", "state"), ("score", "score"),
             ("max_score", "max_score"), ("language", "language"),
             ("started_at", "started_at"), ("finished_at", "finished_at"),
         ],
     ),
     "responses": (
-        lambda placement: Response.objects.filter(attempt__placement=placement).order_by(
-            "attempt_id", "question__position"
-        ),
+        lambda placement: _with_course_role(
+            Response.objects.filter(attempt__placement=placement), placement, "attempt__user_id"
+        ).order_by("attempt_id", "question__position"),
         [
             ("attempt", "attempt__public_id"), ("user_id", "attempt__user_id"),
-            ("student", _student("attempt__")), ("question", "question__key"),
+            ("student", _student("attempt__")), ("role", "course_role"),
+            ("question", "question__key"),
             ("position", "question__position"), ("option", "option__key"),
             ("is_correct", "is_correct"), ("answered_at", "answered_at"),
             ("seconds_spent", "seconds_spent"),
         ],
     ),
     "grades": (
-        lambda placement: Grade.objects.filter(placement=placement).order_by("user_id"),
+        lambda placement: _with_course_role(
+            Grade.objects.filter(placement=placement), placement, "user_id"
+        ).order_by("user_id"),
         [
-            ("user_id", "user_id"), ("student", _student("")), ("score_given", "score_given"),
+            ("user_id", "user_id"), ("student", _student("")), ("role", "course_role"),
+            ("score_given", "score_given"),
             ("score_maximum", "score_maximum"), ("grading_method", "grading_method"),
             ("attempts", "attempt_count"), ("counted_number", "counted_number"),
             ("is_overridden", "is_overridden"), ("override_reason", "override_reason"),
@@ -63,9 +79,12 @@ EXPORTS: dict[str, tuple[Callable[[ResourceLink], QuerySet], Columns]] = {
         ],
     ),
     "runs": (
-        lambda placement: LabRun.objects.filter(placement=placement).order_by("submitted_at"),
+        lambda placement: _with_course_role(
+            LabRun.objects.filter(placement=placement), placement, "user_id"
+        ).order_by("submitted_at"),
         [
             ("run", "public_id"), ("user_id", "user_id"), ("student", _student("")),
+            ("role", "course_role"),
             ("number", "number"), ("status", "status"), ("submitted_at", "submitted_at"),
             ("is_late", "is_late"), ("started_at", "started_at"),
             ("finished_at", "finished_at"), ("device", "device"), ("score", "score"),

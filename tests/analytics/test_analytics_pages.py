@@ -317,6 +317,7 @@ def test_lab_dashboard(fake_lms):
     runs = download_csv(client, f"/dashboard/{placement.pk}/runs.csv")
     assert len(runs) == 7  # the export is every run, as the quiz's is every attempt
     assert {row["status"] for row in runs} >= {"succeeded", "rejected"}
+    assert [row["role"] for row in runs].count("staff") == 2  # the instructor's own, marked
     assert client.get(f"/dashboard/{placement.pk}/responses.csv").status_code == 404
 
 
@@ -351,3 +352,17 @@ def test_extreme_dates_and_formula_like_names_are_handled(dashboard_class):
     lti_user.save()
     grades = download_csv(client, f"/dashboard/{placement.pk}/grades.csv")
     assert '\'=HYPERLINK("http://evil")' in {row["student"] for row in grades}
+
+
+def test_every_export_says_each_rows_course_role(dashboard_class):
+    """The dashboards leave the staff's own attempts and runs out; the files keep every row,
+    so each says whose it is (a teacher previewing is not a student)."""
+    placement, students, client = dashboard_class
+    teacher = Membership.objects.get(context=placement.context, role=Role.STAFF).user
+    finish_attempt(teacher, placement, correct=8)
+    for kind in ("attempts", "responses", "grades"):
+        rows = download_csv(client, f"/dashboard/{placement.pk}/{kind}.csv")
+        roles = {row["user_id"]: row["role"] for row in rows}
+        assert roles[str(teacher.pk)] == "staff", kind
+        assert roles[str(students[0].pk)] == "learner", kind
+        assert set(roles.values()) == {"staff", "learner"}, kind
