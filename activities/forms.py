@@ -25,6 +25,20 @@ class AttemptPolicyForm(forms.Form):
     )
 
 
+class MethodSelect(forms.Select):
+    """The grading methods, each option marked with the kinds that grade by it
+    (``data-kinds``), so that the picker offers a lab only its own."""
+
+    def __init__(self, kinds_of: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kinds_of = kinds_of
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        option["attrs"]["data-kinds"] = self.kinds_of.get(str(value), "")
+        return option
+
+
 class DeepLinkForm(AttemptPolicyForm):
     """What an instructor chooses when placing an activity of any registered kind in a
     course: the activity (``kind:slug``), its title and attempt policy, and the fields each
@@ -44,6 +58,18 @@ class DeepLinkForm(AttemptPolicyForm):
             for name, field in kind.deep_link_fields().items():
                 field.widget.attrs["data-kind"] = kind.key  # shown for that kind only
                 self.fields[name] = field
+        # A kind that names its methods (a lab: best run, last run) grades by those only.
+        self.fields["grading_method"].widget = MethodSelect(
+            {
+                method: " ".join(
+                    kind.key
+                    for kind in self._kinds.values()
+                    if not kind.method_labels or method in kind.method_labels
+                )
+                for method in GradingMethod.values
+            },
+            choices=GradingMethod.choices,
+        )
         self.order_fields(["activity", "title", "max_attempts", "grading_method"])
 
     def clean(self) -> dict[str, Any]:
