@@ -134,16 +134,21 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
         raise Http404("No such attempt of this user.") from None
     except DomainError as error:
         return render_error(request, error.message, error.status_code)
+    # The answer's own response is its page (decision 57): its feedback with the next question
+    # under it, or after the last the results, opening with that answer's feedback. One
+    # request per answer; the page names its own address, which a reload fetches.
     if answered.finished:
-        # The results, opening with this last answer's feedback.
-        summary = reverse("assessments:summary", args=[public_id])
-        return redirect(f"{summary}?{urlencode({'answered': answered.position})}")
-    return redirect("assessments:feedback", public_id=public_id, position=answered.position)
+        return _summary_page(request, public_id, answered.position)
+    return _feedback_page(request, public_id, answered.position)
 
 
 @require_GET
 @launch_required
 def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
+    return _feedback_page(request, public_id, position)
+
+
+def _feedback_page(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
     view = _own_attempt(request, public_id)
     attempt = view.attempt
     question = view.question_at(position)
@@ -161,6 +166,7 @@ def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpRespons
             "question": question,
             "finished": attempt.is_finished,
             "next_question": None if attempt.is_finished else view.current_question,
+            "page_address": reverse("assessments:feedback", args=[attempt.public_id, position]),
         },
     )
 
@@ -168,21 +174,34 @@ def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpRespons
 @require_GET
 @launch_required
 def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
+    # Right after the last answer (?answered=N): that answer's feedback first.
+    try:
+        answered = int(request.GET.get("answered", ""))
+    except ValueError:
+        answered = None
+    return _summary_page(request, public_id, answered)
+
+
+def _summary_page(request: HttpRequest, public_id: Any, answered: int | None) -> HttpResponse:
     view = _own_attempt(request, public_id)
     if not view.attempt.is_finished:
         return redirect("assessments:attempt", public_id=public_id)
     overview = selectors.placement_overview(
         user=request.user, placement_id=view.attempt.placement_id, language=get_language(), listed=0
     )
-    # Right after the last answer (?answered=N): that answer's feedback first.
-    try:
-        just_answered = view.question_at(int(request.GET.get("answered", "")))
-    except ValueError:
-        just_answered = None
+    just_answered = None if answered is None else view.question_at(answered)
+    address = reverse("assessments:summary", args=[public_id])
+    if just_answered is not None:
+        address += "?" + urlencode({"answered": just_answered.position})
     return render(
         request,
         "assessments/summary.html",
-        {"view": view, "overview": overview, "just_answered": just_answered},
+        {
+            "view": view,
+            "overview": overview,
+            "just_answered": just_answered,
+            "page_address": address,
+        },
     )
 
 

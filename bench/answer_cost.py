@@ -6,8 +6,8 @@ process without contention.
 
 Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls the WSGI
 application directly, as gunicorn would, for students who start attempts and answer all
-eight questions as a browser does (question 1's page, then each answer and the feedback page
-it leads to, which carries the next question's form, or after the last the summary), and
+eight questions as a browser does (question 1's page, then each answer, whose response is
+its feedback page carrying the next question's form, or after the last the results), and
 for launches signed by the independent platform library (20 users taking turns). Prints the
 median CPU time (``time.process_time``, the platform's signing left out) and the SQL
 statements of each kind of request, each also in trivial views (the load benchmark's
@@ -100,8 +100,10 @@ def _without_own_cache() -> None:
     caches["default"] = RedisCache(config["LOCATION"], params)
 
 
+ANSWER = "an answer, answered by its feedback page (with the next question)"
+LAST_ANSWER = "the last answer (finish, counted flags, grade), answered by the results"
 # The pages whose parts --parts times.
-PARTS_OF = ("the question page", "the feedback page")
+PARTS_OF = ("the question page", ANSWER)
 
 
 def _timed_parts(kind_now: list[str]) -> dict[str, list[float]]:
@@ -239,8 +241,8 @@ def main() -> None:
 
     def attempt(student: int) -> None:
         """One attempt as a student's browser plays it: the start and question 1's page, then
-        for each question the answer and the feedback page it leads to (which carries the
-        next question's form; the last one's, the summary)."""
+        each answer, whose response is its feedback page carrying the next question's form
+        (the last one's, the results opening with its feedback)."""
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         location = timed("starting an attempt", "POST", f"/quiz/{placement}/start/", cookie)[
             "Location"
@@ -248,21 +250,10 @@ def main() -> None:
         public_id = location.rstrip("/").split("/")[-1]
         timed("the question page (question 1)", "GET", f"/attempts/{public_id}/", cookie)
         for position, (question, option) in enumerate(questions, start=1):
-            kind = (
-                "the last answer (finish, counted flags, grade)"
-                if position == len(questions)
-                else "an answer that does not finish the attempt"
-            )
             body = f"question={question}&option={option}".encode()
-            feedback = timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
-            timed(
-                "the feedback page (with the next question)"
-                if position < len(questions)
-                else "the summary (the last answer's feedback and the results)",
-                "GET",
-                feedback["Location"],
-                cookie,
-            )
+            # Each answered by its page (decision 57): the last one's is the results.
+            kind = ANSWER if position < len(questions) else LAST_ANSWER
+            timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
         # The next attempt starts from the summary's "Start another attempt" (as in
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
 
@@ -315,8 +306,8 @@ def main() -> None:
     attempt_seconds -= sum(cpu["trivial view (GET /healthz)"])
     answers = args.attempts * len(questions)
     print(
-        "\nper answer, the whole loop (the answer and its feedback page, which carries the next"
-        " question, or the summary; the start and question 1 shared out):"
+        "\nper answer, the whole loop (the answer, answered by its feedback page with the next"
+        " question, or by the results; the start and question 1 shared out):"
         f" {attempt_seconds / answers * 1000:.2f} ms"
         f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )

@@ -18,16 +18,18 @@ student with their own cookie jar, every form read from the page it is on:
   button's POST); after the eighth, the summary, "Submit all and finish" and the review;
 * the tool: an LTI launch through Moodle (mod/lti/launch.php's form, the tool's OIDC login,
   Moodle's auth.php and its signed form, the tool's landing page), the start form, question
-  1's page, then for each answer its POST and the feedback page it leads to, which carries
-  the next question's form (since 2026-12-01; the tool had a "Next question" link to the
-  question's own page before); the eighth answer leads to the summary, which opens with its
+  1's page, then for each answer its POST, answered by the feedback page, which carries
+  the next question's form (since 2026-12-02, decision 57; the POST redirected to the
+  feedback page before, and until 2026-12-01 that page had a "Next question" link to the
+  question's own page); the eighth answer is answered by the summary, which opens with its
   feedback (the tool finishes the attempt on its last answer; the loop followed "See your
   results" from the eighth feedback page before 2026-12-01), and its "Start another attempt"
   (the loop went back to the activity's page for its start button before 2026-12-01).
 
 Every feedback page is checked: the verdict agrees with the option chosen, and the question's
 explanation is on it. One answer is the answer's POST, its feedback page and the next question
-(three requests on Moodle; two on the tool, whose feedback page is the next question's); its
+(three requests on Moodle; one on the tool, whose answer is answered by its feedback page,
+which is the next question's, or after the last by the results); its
 latency is those requests, and answers per second count the whole loop (starts and finishes
 included). One student answers sequentially, then closed loops of 10
 and 40 students (each sends their next request when the last one is answered). Before the
@@ -451,8 +453,8 @@ class ToolStudent:
         if position < len(content) - 1:
             self._on_question(feedback)  # the next question is under the feedback
             return elapsed
-        # The last answer's feedback opens the results.
-        if "/summary/" not in feedback.url or not re.search(r'id="score"', feedback.text):
+        # The last answer is answered by the results, opening with its feedback.
+        if not re.search(r'id="score"', feedback.text):
             raise StepFailed(f"the last answer led to no score: {feedback.excerpt()}")
         # The summary's "Start another attempt" (Moodle's loop goes back to the quiz's page,
         # its review having no such button).

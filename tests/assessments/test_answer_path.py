@@ -25,7 +25,11 @@ from tests.threads import hold_uncommitted
 
 
 @pytest.mark.django_db
-def test_an_answer_that_does_not_finish_the_attempt_is_one_statement(learner_client, placement):
+def test_an_answer_that_does_not_finish_the_attempt_is_one_statement_and_its_page_one(
+    learner_client, placement
+):
+    """The answer's response is its feedback page (decision 57): the answer's statement, then
+    the attempt's one read for the page, which names the feedback's own address."""
     attempt = start(learner_client, placement.pk)
     question, option_ids = current_form(learner_client, attempt)  # the user is cached now
     with CaptureQueriesContext(connection) as queries:
@@ -33,11 +37,17 @@ def test_an_answer_that_does_not_finish_the_attempt_is_one_statement(learner_cli
             reverse("assessments:answer", args=[attempt.public_id]),
             {"question": question.pk, "option": option_ids[0]},
         )
-    assert response.status_code == 302
-    assert response["Location"] == reverse("assessments:feedback", args=[attempt.public_id, 1])
+    assert response.status_code == 200
+    feedback = reverse("assessments:feedback", args=[attempt.public_id, 1])
+    html = response.content.decode()
+    assert f'<link rel="canonical" href="{feedback}">' in html
+    assert f'name="next" type="hidden" value="{feedback}"' in html  # the language switch's
+    assert "data-feedback" in html
+    assert "Question 2 of 8" in html
     statements = [query["sql"].lstrip().split()[0] for query in queries.captured_queries]
     # (the test runs in a transaction, so the statement has a savepoint around it)
-    assert [verb for verb in statements if verb not in ("SAVEPOINT", "RELEASE")] == ["WITH"]
+    verbs = [verb for verb in statements if verb not in ("SAVEPOINT", "RELEASE")]
+    assert verbs == ["WITH", "SELECT"]
     assert attempt.responses.get().option_id == option_ids[0]
 
 

@@ -88,6 +88,24 @@ def test_second_answer_to_an_answered_question(learner_client, attempt_with_one_
     assert snapshot() == before
 
 
+def test_the_same_answer_posted_again_shows_its_feedback_and_changes_nothing(
+    learner_client, attempt_with_one_answer
+):
+    """A reload of the page the answer's POST returned (no JavaScript to give it its own
+    address) posts the form again: the answer already stands, so its feedback again."""
+    answered = attempt_with_one_answer.responses.get()
+    before = snapshot()
+    response = post_answer(
+        learner_client,
+        attempt_with_one_answer,
+        {"question": answered.question_id, "option": answered.option_id},
+    )
+    assert response.status_code == 200
+    assert "data-feedback" in response.content.decode()
+    assert "Question 2 of 8" in response.content.decode()
+    assert snapshot() == before
+
+
 def test_answer_ahead_of_the_current_question(learner_client, attempt_with_one_answer):
     later = attempt_with_one_answer.quiz_version.questions.get(position=5)
     before = snapshot()
@@ -153,12 +171,21 @@ def test_answer_to_a_finished_attempt(learner_client, placement):
     attempt = start(learner_client, placement.pk)
     answer_all(learner_client, attempt, lambda _q: True)
     question = attempt.quiz_version.questions.get(position=8)
+    wrong = question.options.filter(is_correct=False).first()
     before = snapshot()
-    response = post_answer(
-        learner_client, attempt, {"question": question.pk, "option": question.options.first().pk}
-    )
+    response = post_answer(learner_client, attempt, {"question": question.pk, "option": wrong.pk})
     assert response.status_code == 409
     assert "This attempt is finished" in response.content.decode()
+    assert snapshot() == before
+
+    # The last answer itself again (a reload of the results its POST returned): the results,
+    # opening with its feedback, and nothing recorded or graded again.
+    right = question.options.get(is_correct=True)
+    response = post_answer(learner_client, attempt, {"question": question.pk, "option": right.pk})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Your score: 8 of 8" in html
+    assert "data-feedback" in html
     assert snapshot() == before
 
 

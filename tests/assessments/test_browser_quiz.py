@@ -107,3 +107,42 @@ def test_the_whole_flow_works_with_the_keyboard_alone(page, live_server):
             expect(page.locator("#next-progress")).to_have_text(f"Question {position + 1} of 8")
 
     expect(page.locator("#score")).to_have_text("Your score: 8 of 8")
+
+
+@pytest.mark.parametrize("scripts", [True, False], ids=["with-javascript", "without"])
+def test_a_reload_after_an_answer_neither_loses_it_nor_records_another(
+    browser, live_server, page, scripts
+):
+    """The answer's response is its feedback page (decision 57). With JavaScript the page
+    takes the feedback's own address, so a reload fetches that; without, a reload posts the
+    form again, and the same answer again shows its feedback and records nothing."""
+    tab = page
+    if not scripts:
+        tab = browser.new_context(locale="en-US", java_script_enabled=False).new_page()
+        tab.set_default_timeout(10_000)
+    tab.goto(live_server.url)
+    tab.get_by_role("button", name="Start the demo quiz as a student").click()
+    tab.get_by_role("button", name="Start the quiz").click()
+    tab.get_by_label(correct_option_text(tab), exact=True).check()
+    tab.get_by_role("button", name="Submit answer").click()
+    expect(tab.locator("[data-feedback] h2")).to_have_text("✔ Correct")
+    expected = "/questions/1/feedback/" if scripts else "/answer/"
+    assert tab.url.endswith(expected)
+    answered = Attempt.objects.get().responses.get()
+
+    tab.reload()
+    expect(tab.locator("[data-feedback] h2")).to_have_text("✔ Correct")
+    expect(tab.locator("#next-progress")).to_have_text("Question 2 of 8")
+    assert list(Attempt.objects.get().responses.values_list("pk", "option_id")) == [
+        (answered.pk, answered.option_id)
+    ]
+    # The language switch returns to the feedback's address, not to the answer's.
+    tab.get_by_role("button", name="Русский").click()
+    assert tab.url.endswith("/questions/1/feedback/")
+    expect(tab.locator("#next-progress")).to_have_text("Вопрос 2 из 8")
+    tab.locator("input[name=option]").first.check()
+    tab.get_by_role("button", name="Ответить").click()
+    expect(tab.locator("#progress")).to_have_text("Вопрос 2 из 8")
+    assert Attempt.objects.get().responses.count() == 2
+    if not scripts:
+        tab.context.close()

@@ -1,12 +1,20 @@
 // Progressive enhancement: answer without a full page load. The feedback page the
 // server returns replaces the page body in place (header included, so its forms point
 // at the new address) and its verdict takes focus, so a screen reader announces it.
-// Without JavaScript the same form posts and redirects.
+// Without JavaScript the same form posts and the answer's response is the feedback page.
+// A page that answered a POST names its own address (link rel=canonical): the address bar
+// and the history show that one, so a reload or Back fetches the page, not the POST again.
 (function () {
   "use strict";
 
+  function ownAddress(doc) {
+    var link = doc.querySelector("link[rel=canonical]");
+    return link ? new URL(link.getAttribute("href"), window.location.href).href : null;
+  }
+
   function swapMain(html, url) {
     var doc = new DOMParser().parseFromString(html, "text/html");
+    url = ownAddress(doc) || url;
     var incoming = doc.querySelector("main");
     if (!incoming) { window.location.assign(url || window.location.href); return; }
     document.body.replaceWith(doc.body);
@@ -27,7 +35,8 @@
         fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" })
           .then(function (response) {
             return response.text().then(function (html) {
-              // A refused answer is an error page at the form's URL: show it, keep the address.
+              // A refused answer is an error page, which names no address: show it and
+              // keep the address.
               swapMain(html, response.redirected ? response.url : null);
             });
           })
@@ -43,5 +52,11 @@
     if (link && window.history.length > 1) { event.preventDefault(); window.history.back(); }
   });
   window.addEventListener("popstate", function () { window.location.reload(); });
-  document.addEventListener("DOMContentLoaded", function () { bind(document); });
+  document.addEventListener("DOMContentLoaded", function () {
+    var address = ownAddress(document);
+    if (address && address !== window.location.href) {
+      window.history.replaceState(window.history.state, "", address);
+    }
+    bind(document);
+  });
 })();
