@@ -120,9 +120,13 @@ def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @launch_required
 def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
+    if request.method == "GET":
+        # The answer's address, where a browser without JavaScript shows the page the POST
+        # returned: bookmarked, restored or shared, it leads to where the attempt is now.
+        return redirect("assessments:attempt", public_id=public_id)
     try:
         answered = services.submit_answer(
             user=request.user,

@@ -166,6 +166,14 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
     assert attempt.responses.get(question=question).option_id == first.pk
     assert attempt.responses.count() == position
     assert user.activity_grades.filter(placement=placement).count() == (position == 8)
+    # The same answer racing itself (a double submit): the second is the first's replay.
+    if position < 8:
+        following = questions[position]
+        option = following.options.first()
+        committed = hold_uncommitted(lambda: answer(following, option))
+        assert answer(following, option) == services.Answered(position + 1, finished=False)
+        committed()
+        assert attempt.responses.filter(question=following).count() == 1
 
 
 @pytest.mark.django_db

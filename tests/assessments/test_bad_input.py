@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from activities.demo import enrol_demo_member
@@ -12,6 +14,15 @@ from assessments.models import Attempt, Option, Question, Response
 from tests.quiz_helpers import current_form, launched_client, start
 
 pytestmark = pytest.mark.django_db
+
+
+def writes(queries: CaptureQueriesContext) -> list[str]:
+    """The statements that wrote (the session's own, in Redis, are not SQL)."""
+    return [
+        query["sql"]
+        for query in queries.captured_queries
+        if query["sql"].lstrip().split()[0].upper() in ("INSERT", "UPDATE", "DELETE")
+    ]
 
 
 def snapshot() -> dict:
@@ -104,6 +115,14 @@ def test_the_same_answer_posted_again_shows_its_feedback_and_changes_nothing(
     assert "data-feedback" in response.content.decode()
     assert "Question 2 of 8" in response.content.decode()
     assert snapshot() == before
+    with CaptureQueriesContext(connection) as queries:
+        again = post_answer(
+            learner_client,
+            attempt_with_one_answer,
+            {"question": answered.question_id, "option": answered.option_id},
+        )
+    assert again.status_code == 200
+    assert writes(queries) == []
 
 
 def test_answer_ahead_of_the_current_question(learner_client, attempt_with_one_answer):
@@ -179,9 +198,13 @@ def test_answer_to_a_finished_attempt(learner_client, placement):
     assert snapshot() == before
 
     # The last answer itself again (a reload of the results its POST returned): the results,
-    # opening with its feedback, and nothing recorded or graded again.
+    # opening with its feedback, and nothing recorded or graded again: no statement writes.
     right = question.options.get(is_correct=True)
-    response = post_answer(learner_client, attempt, {"question": question.pk, "option": right.pk})
+    with CaptureQueriesContext(connection) as queries:
+        response = post_answer(
+            learner_client, attempt, {"question": question.pk, "option": right.pk}
+        )
+    assert writes(queries) == []
     assert response.status_code == 200
     html = response.content.decode()
     assert "Your score: 8 of 8" in html
@@ -213,7 +236,21 @@ def test_unknown_attempt_and_wrong_methods(learner_client):
     missing = "00000000-0000-0000-0000-000000000000"
     assert learner_client.get(f"/attempts/{missing}/").status_code == 404
     assert learner_client.get("/attempts/not-a-uuid/").status_code == 404
-    assert learner_client.get(f"/attempts/{missing}/answer/").status_code == 405
+    assert learner_client.put(f"/attempts/{missing}/answer/").status_code == 405
+    # A GET of the answer's address (a browser without JavaScript shows it after an answer)
+    # goes to where the attempt is; someone else's, or none, is not found there.
+    assert learner_client.get(f"/attempts/{missing}/answer/", follow=True).status_code == 404
+
+
+def test_the_answers_address_opened_leads_to_where_the_attempt_is(
+    learner_client, attempt_with_one_answer
+):
+    url = reverse("assessments:answer", args=[attempt_with_one_answer.public_id])
+    page = learner_client.get(url, follow=True)
+    assert page.status_code == 200
+    assert "Question 2 of 8" in page.content.decode()
+    other = launched_client(enrol_demo_member())
+    assert other.get(url, follow=True).status_code == 404
 
 
 def test_post_without_csrf_token_is_refused_with_a_message(learner, placement):

@@ -109,24 +109,27 @@ def test_the_whole_flow_works_with_the_keyboard_alone(page, live_server):
     expect(page.locator("#score")).to_have_text("Your score: 8 of 8")
 
 
-@pytest.mark.parametrize("scripts", [True, False], ids=["with-javascript", "without"])
+@pytest.mark.parametrize("scripts", ["fetch", "fetch-fails", "none"])
 def test_a_reload_after_an_answer_neither_loses_it_nor_records_another(
     browser, live_server, page, scripts
 ):
     """The answer's response is its feedback page (decision 57). With JavaScript the page
-    takes the feedback's own address, so a reload fetches that; without, a reload posts the
-    form again, and the same answer again shows its feedback and records nothing."""
+    takes the feedback's own address, so a reload fetches that, whether the answer went by
+    fetch or, fetch failing, by the form itself; without, a reload posts the form again, and
+    the same answer again shows its feedback and records nothing."""
     tab = page
-    if not scripts:
+    if scripts == "none":
         tab = browser.new_context(locale="en-US", java_script_enabled=False).new_page()
         tab.set_default_timeout(10_000)
+    elif scripts == "fetch-fails":
+        tab.add_init_script("window.fetch = () => Promise.reject(new TypeError('offline'));")
     tab.goto(live_server.url)
     tab.get_by_role("button", name="Start the demo quiz as a student").click()
     tab.get_by_role("button", name="Start the quiz").click()
     tab.get_by_label(correct_option_text(tab), exact=True).check()
     tab.get_by_role("button", name="Submit answer").click()
     expect(tab.locator("[data-feedback] h2")).to_have_text("✔ Correct")
-    expected = "/questions/1/feedback/" if scripts else "/answer/"
+    expected = "/answer/" if scripts == "none" else "/questions/1/feedback/"
     assert tab.url.endswith(expected)
     answered = Attempt.objects.get().responses.get()
 
@@ -144,5 +147,5 @@ def test_a_reload_after_an_answer_neither_loses_it_nor_records_another(
     tab.get_by_role("button", name="Ответить").click()
     expect(tab.locator("#progress")).to_have_text("Вопрос 2 из 8")
     assert Attempt.objects.get().responses.count() == 2
-    if not scripts:
+    if scripts == "none":
         tab.context.close()
