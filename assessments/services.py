@@ -271,6 +271,17 @@ def _record_next_answer(
     return Answered(position=position, finished=finishes)
 
 
+def _same_answer_again(attempt: Attempt, question_pk: int, option_pk: int) -> Answered | None:
+    """The answer already recorded, posted again (a reload of the page its POST returned posts
+    the form again): nothing changes, and it leads to its page as the first did."""
+    position = (
+        attempt.responses.filter(question_id=question_pk, option_id=option_pk)
+        .values_list("question__position", flat=True)
+        .first()
+    )
+    return None if position is None else Answered(position, finished=attempt.is_finished)
+
+
 @transaction.atomic
 def _record_answer_checked(
     user: User, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
@@ -281,10 +292,8 @@ def _record_answer_checked(
         .get(public_id=attempt_public_id, user=user)
     )
     if attempt.is_finished:
-        repeated = attempt.responses.filter(question_id=question_pk, option_id=option_pk)
-        position = repeated.values_list("question__position", flat=True).first()
-        if position is not None:  # the same answer again (a reload that posts it again)
-            return Answered(position=position, finished=True)
+        if (again := _same_answer_again(attempt, question_pk, option_pk)) is not None:
+            return again
         raise AnswerConflict(_("This attempt is finished; its answers can no longer change."))
     # The option with its question, in one query; the error path says which one is wrong.
     option = (
@@ -303,10 +312,8 @@ def _record_answer_checked(
     answered = so_far["count"]
     # Answers go in order, so questions 1..answered are exactly the answered ones.
     if question.position <= answered:
-        if attempt.responses.filter(question=question, option=option).exists():
-            # The same answer again: a reload of the page the answer's POST returned posts
-            # the form again. Nothing changes; it leads to its page as the first did.
-            return Answered(position=question.position, finished=False)
+        if (again := _same_answer_again(attempt, question_pk, option_pk)) is not None:
+            return again
         raise AnswerConflict(
             _(
                 "Question %(position)s is already answered; an answer cannot be changed "

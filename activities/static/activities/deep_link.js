@@ -16,17 +16,14 @@
   function show() {
     var kind = activity.value.split(":")[0];
     kindFields.forEach(function (field) { field.wrapper.hidden = field.kind !== kind; });
-    methods.forEach(function (option) {
-      var offered = option.getAttribute("data-kinds").split(" ").indexOf(kind) !== -1;
-      option.hidden = option.disabled = !offered;
-      if (!offered && option.selected) {
-        var first = methods.filter(function (other) {
-          return other.parentNode === option.parentNode &&
-            other.getAttribute("data-kinds").split(" ").indexOf(kind) !== -1;
-        })[0];
-        if (first) { first.selected = true; }
-      }
+    var offered = methods.filter(function (option) {
+      return option.getAttribute("data-kinds").split(" ").indexOf(kind) !== -1;
     });
+    methods.forEach(function (option) {
+      option.hidden = option.disabled = offered.indexOf(option) === -1;
+    });
+    var chosen = methods.filter(function (option) { return option.selected; })[0];
+    if (chosen && chosen.disabled && offered.length) { offered[0].selected = true; }
   }
   activity.addEventListener("change", show);
   show();
