@@ -10,6 +10,7 @@ from lti.access import placement_in_launch
 from lti.models import Membership, ResourceLink, Role
 
 from . import registry
+from .selectors import placed_kind
 
 
 def member_placement(
@@ -50,7 +51,10 @@ def landing_url(placement: ResourceLink, membership: Membership) -> str:
     """Where a launch into the placement lands: for the course's staff the activity's
     dashboard; for a student their work in progress there (a quiz's attempt, at the question
     they were on), else the activity's page."""
-    kind = registry.kind_of(placement)
+    key = placed_kind(placement.pk)
+    if key is None:
+        raise registry.UnknownActivity(f"resource link {placement.pk} places no activity")
+    kind = registry.kind(key)
     if membership.role == Role.STAFF:
         return kind.dashboard_url(placement)
     return kind.resume_url(placement, membership.user_id) or kind.student_url(placement)

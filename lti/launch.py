@@ -344,7 +344,12 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         assert self.login is not None
         body = self._jwt["body"]
         issuer, client_id = _issuer_and_client(body)
-        registration = self._tool_config.find_registration_by_params(issuer, client_id)
+        # The deployment is read with its registration, in one statement: nothing of it is
+        # used before the signature and the message are checked (validate_deployment).
+        deployment_id = body.get(c.DEPLOYMENT_ID)
+        registration, self.deployment_model = self._tool_config.find_registration_and_deployment(
+            issuer, client_id, deployment_id if isinstance(deployment_id, str) else ""
+        )
         if registration is None:
             raise LaunchError(
                 _(
@@ -395,12 +400,8 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         deployment_id = body.get(c.DEPLOYMENT_ID)
         if not isinstance(deployment_id, str) or not deployment_id:
             raise LaunchError(_("The launch has no deployment_id."))
-        # The registration is in hand: its deployment without the join (and the ORM's work
-        # for it) that the tool configuration's lookup by issuer and client id needs.
-        found = Deployment.objects.filter(
-            registration=self.registration_model, deployment_id=deployment_id
-        ).first()
-        if found is None:
+        found = self.deployment_model  # read with the registration, by the same token
+        if found is None or found.deployment_id != deployment_id:
             raise LaunchError(
                 _("The deployment %(deployment)r is not registered with this tool."),
                 deployment=deployment_id,
@@ -411,8 +412,6 @@ class ToolMessageLaunch(DjangoMessageLaunch):
                 status=403,
                 deployment=deployment_id,
             )
-        found.registration = self.registration_model
-        self.deployment_model = found
         return self
 
     def save_launch_data(self) -> ToolMessageLaunch:

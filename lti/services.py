@@ -17,6 +17,7 @@ from .course import course_side
 from .launch import LaunchMessage
 from .models import Context, LtiUser, Membership, Registration, ResourceLink
 from .roles import course_role
+from .selectors import known_member
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,9 @@ def _text(value: object, limit: int) -> str:
     return value.strip()[:limit] if isinstance(value, str) else ""
 
 
-def _provision_user(message: LaunchMessage) -> User:
+def _provision_user(message: LaunchMessage, known: LtiUser | None) -> User:
+    """The launch's user, made (with its platform user) unless ``known``; what the launch
+    says of them brought up to date."""
     claims = message.claims
     # Personal data only when the platform sends it; an absent claim changes nothing.
     given, family = _text(claims.get("given_name"), 150), _text(claims.get("family_name"), 150)
@@ -80,7 +83,10 @@ def _provision_user(message: LaunchMessage) -> User:
         user_fields.update(first_name=given or name[:150], last_name=family)
     if email:
         lti_fields["email"] = user_fields["email"] = email
-    lti_user, created = _lti_user(message.registration, message.sub, lti_fields)
+    if known is None:
+        lti_user, created = _lti_user(message.registration, message.sub, lti_fields)
+    else:
+        lti_user, created = known, False
     user = lti_user.user
     # A repeat launch usually changes nothing: write only what did (launches are hot).
     _update_fields(user, user_fields)
@@ -100,11 +106,17 @@ def _update_fields(instance: models.Model, values: dict) -> None:
         instance.save(update_fields=changed)
 
 
-def _context(message: LaunchMessage) -> Context:
+def _context_id(message: LaunchMessage) -> str:
+    return str(message.claim(c.CONTEXT).get("id") or NO_CONTEXT_ID)
+
+
+def _context(message: LaunchMessage, known: Context | None) -> Context:
     claim = message.claim(c.CONTEXT)
-    context, _ = Context.objects.get_or_create(
-        deployment=message.deployment, context_id=str(claim.get("id") or NO_CONTEXT_ID)
-    )
+    context = known
+    if context is None:
+        context, _ = Context.objects.get_or_create(
+            deployment=message.deployment, context_id=_context_id(message)
+        )
     updates = {
         "title": _text(claim.get("title"), 255),
         "label": _text(claim.get("label"), 255),
@@ -127,51 +139,73 @@ def _ags(message: LaunchMessage) -> dict:
     return found
 
 
-def _placement(message: LaunchMessage, context: Context) -> ResourceLink:
-    link = message.claim(c.RESOURCE_LINK)
+def _placement(
+    message: LaunchMessage, context: Context, known: ResourceLink | None
+) -> ResourceLink:
+    """The launch's resource link: ``known`` (the repeat launch's read found it), or the
+    course's, or a new one placed by the course side."""
     ags = _ags(message)
-    found = ResourceLink.objects.filter(context=context, resource_link_id=link["id"])
-    placement = found.first()
-    if placement is None:
-        placement = ResourceLink(
-            context=context,
-            resource_link_id=str(link["id"]),
-            title=_text(link.get("title"), 255),
-            **ags,
-        )
-        try:
-            # What the link places is the course side's to decide (lti.course).
-            with transaction.atomic():
-                course_side().place(placement, message.claim(c.CUSTOM))
-            return placement
-        except IntegrityError:
-            # A class opening a new activity at once: another first launch placed the link
-            # between the look-up and the insert (which waited for its commit). Its
-            # placement is the link's; this launch goes on as a repeat one.
-            placement = found.first()
-            if placement is None:
-                raise
+    placement = known or _new_placement(message, context, ags)
     _update_fields(placement, ags)
     return placement
 
 
+def _new_placement(message: LaunchMessage, context: Context, ags: dict) -> ResourceLink:
+    link = message.claim(c.RESOURCE_LINK)
+    found = ResourceLink.objects.filter(context=context, resource_link_id=link["id"])
+    placement = found.first()
+    if placement is not None:
+        return placement
+    placement = ResourceLink(
+        context=context,
+        resource_link_id=str(link["id"]),
+        title=_text(link.get("title"), 255),
+        **ags,
+    )
+    try:
+        # What the link places is the course side's to decide (lti.course).
+        with transaction.atomic():
+            course_side().place(placement, message.claim(c.CUSTOM))
+        return placement
+    except IntegrityError:
+        # A class opening a new activity at once: another first launch placed the link
+        # between the look-up and the insert (which waited for its commit). Its placement
+        # is the link's; this launch goes on as a repeat one.
+        placement = found.first()
+        if placement is None:
+            raise
+        return placement
+
+
 @transaction.atomic
 def record_launch(message: LaunchMessage) -> LaunchResult:
-    """Provision the user, course, membership and (for resource links) the placement."""
-    user = _provision_user(message)
-    context = _context(message)
+    """Provision the user, course, membership and (for resource links) the placement.
+
+    A repeat launch finds its rows in one statement (lti.selectors.known_member) and writes
+    only what the launch changed; a first one makes what is missing."""
+    link_id = None if message.is_deep_linking else str(message.claim(c.RESOURCE_LINK)["id"])
+    known = known_member(message.deployment, message.sub, _context_id(message), link_id)
+    user = _provision_user(message, known.lti_user if known else None)
+    context = _context(message, known.context if known else None)
     wanted = {
         "role": course_role(message.roles),
         "roles": message.roles,
         "is_active": True,
         "has_launched": True,
     }
-    membership, created = Membership.objects.get_or_create(
-        context=context, user=user, defaults=wanted
-    )
+    if known is None:
+        membership, created = Membership.objects.get_or_create(
+            context=context, user=user, defaults=wanted
+        )
+    else:
+        membership, created = known.membership, False
     if not created:
         _update_fields(membership, wanted)
-    placement = None if message.is_deep_linking else _placement(message, context)
+    placement = (
+        None
+        if message.is_deep_linking
+        else _placement(message, context, known.link if known else None)
+    )
     return LaunchResult(user=user, membership=membership, placement=placement)
 
 

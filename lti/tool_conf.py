@@ -19,6 +19,7 @@ from pylti1p3.tool_config import ToolConfAbstract
 
 from .keys import published_jwks, signing_key
 from .models import Deployment, Registration
+from .selectors import active_registrations
 
 
 class ToolRegistration(LibraryRegistration):
@@ -69,10 +70,7 @@ class ToolConf(ToolConfAbstract[Request]):
     def registrations_for_login(self, iss: str, client_id: str) -> list[ToolRegistration]:
         """The issuer's active registrations with the client id, or (without one) up to two
         of them: a login that names no client id is for an issuer with one registration."""
-        found = Registration.objects.filter(issuer=iss, is_active=True)
-        if client_id:
-            found = found.filter(client_id=client_id)
-        return [ToolRegistration(model) for model in found[:2]]
+        return [ToolRegistration(model) for model, _ in active_registrations(iss, client_id)]
 
     def find_registration_by_issuer(self, iss: str, *args: Any, **kwargs: Any) -> Any:
         found = self.registrations_for_login(iss, "")
@@ -81,8 +79,19 @@ class ToolConf(ToolConfAbstract[Request]):
     def find_registration_by_params(
         self, iss: str, client_id: str, *args: Any, **kwargs: Any
     ) -> Any:
-        model = Registration.objects.filter(issuer=iss, client_id=client_id, is_active=True).first()
-        return ToolRegistration(model) if model else None
+        return self.find_registration_and_deployment(iss, client_id, "")[0]
+
+    def find_registration_and_deployment(
+        self, iss: str, client_id: str, deployment_id: str
+    ) -> tuple[ToolRegistration | None, Deployment | None]:
+        """The active registration of the issuer and client id, and its deployment with that
+        id, active or not (the launch says which it refuses): one statement for the launch's
+        two look-ups."""
+        if not client_id:
+            return None, None
+        for model, deployment in active_registrations(iss, client_id, deployment_id):
+            return ToolRegistration(model), deployment
+        return None, None
 
     def find_deployment(self, iss: str, deployment_id: str) -> ToolDeployment | None:
         return _deployment_of_an_active_registration(iss, deployment_id)

@@ -1,0 +1,129 @@
+"""Reads of the LTI side that a launch makes, each one written-out statement (decision 58).
+
+A launch is most of opening an activity, and the ORM spent most of a launch building its
+reads: the registration and its deployment, then the platform user with the Django user,
+the course, the membership and the resource link, each a query of its own. Each group is one
+statement here, its columns named from the models (``ops.rows``); portable SQL, since
+``make run`` serves it from SQLite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.db import connection
+
+from ops.rows import Part, instances, select_list
+
+from .models import Context, Deployment, LtiUser, Membership, Registration, ResourceLink
+
+_REGISTRATION = Part(Registration, "r")
+_DEPLOYMENT = Part(Deployment, "d")
+
+
+@cache
+def _registrations_sql(by_client_id: bool) -> str:
+    r, d = _REGISTRATION, _DEPLOYMENT
+    return (
+        f"SELECT {select_list([r, d])} FROM {r.table}"
+        f" LEFT JOIN {d.table} ON {d.column('registration')} = {r.column('id')}"
+        f" AND {d.column('deployment_id')} = %s"
+        f" WHERE {r.column('issuer')} = %s AND {r.column('is_active')} = %s"
+        + (f" AND {r.column('client_id')} = %s" if by_client_id else "")
+        + " LIMIT 2"
+    )
+
+
+def active_registrations(
+    issuer: str, client_id: str, deployment_id: str = ""
+) -> list[tuple[Registration, Deployment | None]]:
+    """The issuer's active registrations with the client id (at most one), or without a
+    client id up to two of them, each with its deployment ``deployment_id`` (active or not:
+    the launch says which of the two it refuses) or None. One statement, for the login and
+    for the launch."""
+    params: list[str | bool] = [deployment_id, issuer, True]
+    if client_id:
+        params.append(client_id)
+    with connection.cursor() as cursor:
+        cursor.execute(_registrations_sql(bool(client_id)), params)
+        rows = cursor.fetchall()
+    found = []
+    for row in rows:
+        registration, deployment = instances(row, [_REGISTRATION, _DEPLOYMENT])
+        assert isinstance(registration, Registration)
+        if deployment is not None:
+            assert isinstance(deployment, Deployment)
+            deployment.registration = registration
+        found.append((registration, deployment))
+    return found
+
+
+@dataclass(frozen=True)
+class KnownMember:
+    """What a repeat launch finds: the member of the course, as the launch names them."""
+
+    lti_user: LtiUser
+    user: User
+    context: Context
+    membership: Membership
+    # None when the launch names a resource link the course does not have yet (or none).
+    link: ResourceLink | None
+
+
+@cache
+def _member_parts() -> tuple[Part, ...]:
+    # The user model is known only once the apps are loaded.
+    return (
+        Part(LtiUser, "lu"),
+        Part(get_user_model(), "u"),
+        Part(Context, "c"),
+        Part(Membership, "m"),
+        Part(ResourceLink, "l"),
+    )
+
+
+@cache
+def _member_sql() -> str:
+    lu, u, c, m, link = _member_parts()
+    return (
+        f"SELECT {select_list(_member_parts())} FROM {lu.table}"
+        f" JOIN {u.table} ON {u.column('id')} = {lu.column('user')}"
+        f" JOIN {c.table} ON {c.column('deployment')} = %s AND {c.column('context_id')} = %s"
+        f" JOIN {m.table} ON {m.column('context')} = {c.column('id')}"
+        f" AND {m.column('user')} = {u.column('id')}"
+        f" LEFT JOIN {link.table} ON {link.column('context')} = {c.column('id')}"
+        f" AND {link.column('resource_link_id')} = %s"
+        f" WHERE {lu.column('registration')} = %s AND {lu.column('sub')} = %s"
+    )
+
+
+def known_member(
+    deployment: Deployment, sub: str, context_id: str, resource_link_id: str | None
+) -> KnownMember | None:
+    """The platform user ``sub`` of the deployment's registration with their Django user,
+    their membership of the course ``context_id`` and the course's resource link (if it has
+    it), or None when the user, the course or the membership is not there yet. One
+    statement, where the ORM took four reads."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _member_sql(),
+            [deployment.pk, context_id, resource_link_id, deployment.registration_id, sub],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    lti_user, user, context, membership, link = instances(row, _member_parts())
+    assert isinstance(lti_user, LtiUser)
+    assert isinstance(user, User)
+    assert isinstance(context, Context)
+    assert isinstance(membership, Membership)
+    lti_user.user = user
+    context.deployment = deployment
+    membership.context, membership.user = context, user
+    if link is not None:
+        assert isinstance(link, ResourceLink)
+        link.context = context
+    return KnownMember(lti_user, user, context, membership, link)

@@ -1,0 +1,86 @@
+"""Model instances from one written-out statement that joins several tables.
+
+A read the ORM builds in several times the statement's own cost (a launch's rows, decision
+58) is written out once, its columns named from the models (never ``*``: a prepared
+statement whose columns change under it fails, decision 51), and each model's part of the
+row becomes an instance with the same conversions the ORM applies to that column on this
+database (SQLite's text dates and integer booleans, JSON), through ``Model.from_db``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from django.db.models import Model
+
+
+@dataclass(frozen=True)
+class Part:
+    """One model's columns in a statement, under a table alias."""
+
+    model: type[Model]
+    alias: str
+    fields: tuple[Any, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.model._meta.concrete_fields))
+
+    @property
+    def table(self) -> str:
+        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
+
+    def column(self, name: str) -> str:
+        """A column of this part by its field's name, as the statement writes it."""
+        return f"{self.alias}.{connection.ops.quote_name(self.model._meta.get_field(name).column)}"
+
+
+def select_list(parts: Sequence[Part]) -> str:
+    """Every column of every part, in the models' field order."""
+    return ", ".join(
+        f"{part.alias}.{connection.ops.quote_name(model_field.column)}"
+        for part in parts
+        for model_field in part.fields
+    )
+
+
+# Per part and database kind: each column's position with what converts it.
+_converters: dict[tuple[type[Model], str, str], list[tuple[int, list[Any], Any]]] = {}
+
+
+def _converters_of(part: Part) -> list[tuple[int, list[Any], Any]]:
+    """What the ORM's compiler applies to each column it selected: the backend's converters,
+    then the field's own (``from_db_value``); only the columns that have any."""
+    key = (part.model, part.alias, connection.vendor)
+    if key not in _converters:
+        found = []
+        for position, model_field in enumerate(part.fields):
+            column = model_field.get_col(part.alias)
+            converters = connection.ops.get_db_converters(column)
+            converters += column.get_db_converters(connection)
+            if converters:
+                found.append((position, converters, column))
+        _converters[key] = found
+    return _converters[key]
+
+
+def instances(row: Sequence[Any], parts: Sequence[Part]) -> list[Model | None]:
+    """The row cut into one instance per part, in order; None for a part whose primary key
+    is NULL (a LEFT JOIN that found nothing)."""
+    found: list[Model | None] = []
+    start = 0
+    for part in parts:
+        values = list(row[start : start + len(part.fields)])
+        start += len(part.fields)
+        primary_key = part.model._meta.pk
+        if values[part.fields.index(primary_key)] is None:
+            found.append(None)
+            continue
+        for position, converters, column in _converters_of(part):
+            for converter in converters:
+                values[position] = converter(values[position], column, connection)
+        names = [model_field.attname for model_field in part.fields]
+        found.append(part.model.from_db(connection.alias, names, values))
+    return found
