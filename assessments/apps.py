@@ -20,3 +20,9 @@ class AssessmentsConfig(AppConfig):
             post_save.connect(
                 selectors.forget_saved_layout, sender=model, dispatch_uid=f"layout-{model.__name__}"
             )
+
+    def warm_up(self) -> None:
+        """A web worker's warm-up (ops.warmup): the quizzes' current content."""
+        from .selectors import read_current_versions
+
+        read_current_versions()

@@ -236,6 +236,18 @@ def version_texts(version_id: int, language: str) -> VersionTexts:
     return texts
 
 
+def read_current_versions() -> None:
+    """Every quiz's current version, its layout and its texts in each language, kept as
+    the pages of the answer loop would keep them (a web worker's warm-up, ops.warmup)."""
+    from django.conf import settings
+
+    for version_id in Quiz.objects.exclude(current_version=None).values_list(
+        "current_version_id", flat=True
+    ):
+        for language, _name in settings.LANGUAGES:
+            version_texts(version_id, language)
+
+
 def is_last_question(question_id: int) -> bool:
     """Whether the question is the last of its version (False for an unknown id)."""
     version_id = _versions_of_questions.get(question_id)

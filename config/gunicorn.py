@@ -46,7 +46,11 @@ def post_worker_init(worker) -> None:
     took 20–50 ms with the start-up frozen, 2.5–14 ms with the warm-up too
     (docs/decisions.md).
     """
+    from ops.warmup import warm_up
+
     worker.requests_served = 0
+    # What its first requests would build, built before it takes one (decision 59).
+    warm_up()
     if GC_FREEZE:
         gc.collect()
         gc.freeze()

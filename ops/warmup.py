@@ -1,0 +1,91 @@
+"""A web worker builds, before it takes its first request, what its first requests built.
+
+A fresh gunicorn worker has loaded the application but not its URLs (and so not the views
+and what they import: pylti1p3, PyJWT, DRF), its templates, its translations, its database
+and Redis connections or any activity's content. Its first requests built them: on this
+machine the first login a worker served took about 2 s and its first launches and pages a
+third more than later ones (docs/decisions.md, decision 59), and a class opening an activity
+right after a deploy met those workers first. ``warm_up`` builds them at boot
+(``config/gunicorn.py``'s ``post_worker_init``, before the worker freezes what it holds,
+decision 47). Each step stands alone: one that fails (the database still starting) is
+logged and the worker serves anyway, building it on demand as before.
+
+An app adds its own step as a ``warm_up()`` method of its AppConfig, called with no
+arguments (as Django calls ``ready()``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from django.apps import apps
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.template import engines
+from django.urls import get_resolver
+from django.utils import translation
+
+logger = logging.getLogger(__name__)
+
+
+def _urls() -> None:
+    # The URLconf and every view module it imports; reversing fills the reverse lookups.
+    get_resolver().reverse_dict  # noqa: B018 (a cached property that builds them)
+
+
+def _translations() -> None:
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            translation.gettext("Question")
+
+
+def _project_template_folders() -> list[Path]:
+    """The project's template folders: its own and its apps' (not Django's or a package's,
+    the admin's and the like, which few requests render)."""
+    project = Path(settings.BASE_DIR)
+    folders = [Path(folder) for folder in settings.TEMPLATES[0].get("DIRS", [])]
+    for config in apps.get_app_configs():
+        path = Path(config.path)
+        if path.is_relative_to(project) and "site-packages" not in path.parts:
+            folders.append(path / "templates")
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def _templates() -> None:
+    """Every template of the project, compiled into the cached loader."""
+    engine = engines["django"]
+    for folder in _project_template_folders():
+        for path in sorted(folder.rglob("*.html")):
+            engine.get_template(path.relative_to(folder).as_posix())
+
+
+def _connections() -> None:
+    connection.ensure_connection()
+    cache.get("ops:warm-up")  # opens the Redis connection (a miss while Redis is away)
+
+
+def _apps() -> None:
+    for config in apps.get_app_configs():
+        step = getattr(config, "warm_up", None)
+        if callable(step):
+            step()
+
+
+STEPS: tuple[Callable[[], None], ...] = (_urls, _translations, _templates, _connections, _apps)
+
+
+def warm_up() -> list[str]:
+    """Build what a worker's first requests would; the names of the steps that failed."""
+    failed = []
+    for step in STEPS:
+        try:
+            step()
+        except Exception as error:
+            logger.warning("warm-up step %s failed: %s", step.__name__, error)
+            failed.append(step.__name__)
+    # What the steps read is not this worker's to keep open in a transaction.
+    connection.close_if_unusable_or_obsolete()
+    return failed
