@@ -17,7 +17,7 @@ from .course import course_side
 from .launch import LaunchMessage
 from .models import Context, LtiUser, Membership, Registration, ResourceLink
 from .roles import course_role
-from .selectors import known_member
+from .selectors import KnownMember, known_member
 
 logger = logging.getLogger(__name__)
 
@@ -177,14 +177,22 @@ def _new_placement(message: LaunchMessage, context: Context, ags: dict) -> Resou
         return placement
 
 
-@transaction.atomic
 def record_launch(message: LaunchMessage) -> LaunchResult:
     """Provision the user, course, membership and (for resource links) the placement.
 
     A repeat launch finds its rows in one statement (lti.selectors.known_member) and writes
-    only what the launch changed; a first one makes what is missing."""
+    only what the launch changed; a first one makes what is missing, in one transaction.
+    The read comes before the transaction, which changes nothing of what it sees (read
+    committed: each statement sees what was committed when it began, in a transaction or
+    not), and a repeat launch that changes nothing then sends the database nothing more:
+    psycopg begins a transaction with its first statement and commits none that is not open."""
     link_id = None if message.is_deep_linking else str(message.claim(c.RESOURCE_LINK)["id"])
     known = known_member(message.deployment, message.sub, _context_id(message), link_id)
+    with transaction.atomic():
+        return _provision(message, known)
+
+
+def _provision(message: LaunchMessage, known: KnownMember | None) -> LaunchResult:
     user = _provision_user(message, known.lti_user if known else None)
     context = _context(message, known.context if known else None)
     wanted = {

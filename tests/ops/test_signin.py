@@ -84,3 +84,23 @@ def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
     assert after != before
     assert not Session.objects.filter(session_key=before).exists()
     assert Session.objects.get(session_key=after).get_decoded()["before"] == "launch"
+
+
+def test_a_new_session_whose_key_is_taken_is_stored_under_another(monkeypatch):
+    """The new session's insert refuses a taken key (CreateError) and the session draws
+    another: the row already there is left as it was."""
+    from ops.sessions import SessionStore
+
+    taken = SessionStore()
+    taken["owner"] = "first"
+    taken.create()
+    keys = iter([taken.session_key, "a" * 32])
+    monkeypatch.setattr(SessionStore, "_get_new_session_key", lambda _self: next(keys))
+
+    second = SessionStore()
+    second["owner"] = "second"
+    second.create()
+
+    assert second.session_key == "a" * 32
+    assert Session.objects.get(session_key=taken.session_key).get_decoded() == {"owner": "first"}
+    assert Session.objects.get(session_key="a" * 32).get_decoded() == {"owner": "second"}
