@@ -79,14 +79,16 @@ class SessionStore(cached_db.SessionStore):
                 raise CreateError
 
     def cycle_key(self) -> None:
-        """Signing someone in, Django stores their session empty under a new key (so that
-        no key known before can be used after) and then stores it again with its data: two
-        writes. A session that was never stored has no such key: it gets its new key now
-        and is stored once, when the request ends."""
-        self._get_session()  # a key that names no stored session is forgotten here
+        """Signing someone in, Django stores the session under a new key (so that no key
+        known before can be used after), deletes the old one and then stores the new one
+        again with its data: an insert, a read and a delete of the old row, an update, and
+        as many cache writes. Here the old row and its cache entry go in one delete each,
+        and the session gets its new key now and is stored once, when the request ends (as a
+        session never stored before is)."""
+        self._get_session()  # its data, kept under the new key; an unknown key is forgotten
         if self._session_key is not None:
-            super().cycle_key()
-            return
+            self.model.objects.filter(session_key=self._session_key).delete()
+            self._cache.delete(self.cache_key)
         self._session_key = self._get_new_session_key()
         self._unstored = True
         self.modified = True

@@ -79,7 +79,12 @@ def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
     session["before"] = "launch"
     session.save()
     before = session.session_key
-    assert launch(client, platform, user_id="fixation").status_code == 302
+    with CaptureQueriesContext(connection) as queries:
+        assert launch(client, platform, user_id="fixation").status_code == 302
+    # The old row deleted and the new one inserted once with its data (the session itself
+    # read from the cache): no insert of an empty session, read of the old row or update.
+    statements = [sql.split()[0] for sql in _statements_on(queries, "django_session")]
+    assert statements == ["DELETE", "INSERT"]
     after = client.cookies["sessionid"].value
     assert after != before
     assert not Session.objects.filter(session_key=before).exists()
