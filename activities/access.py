@@ -51,10 +51,8 @@ def landing_url(placement: ResourceLink, membership: Membership) -> str:
     """Where a launch into the placement lands: for the course's staff the activity's
     dashboard; for a student their work in progress there (a quiz's attempt, at the question
     they were on), else the activity's page."""
-    key = placed_kind(placement.pk)
-    if key is None:
-        raise registry.UnknownActivity(f"resource link {placement.pk} places no activity")
-    kind = registry.kind(key)
+    # The launch's link comes without its placement: its kind in a statement of its own.
+    kind = registry.placed_kind_of(placement.pk, placed_kind(placement.pk))
     if membership.role == Role.STAFF:
         return kind.dashboard_url(placement)
     return kind.resume_url(placement, membership.user_id) or kind.student_url(placement)

@@ -148,7 +148,14 @@ def kind_of(link: ResourceLink) -> ActivityKind:
     try:
         key = link.placement.kind
     except ObjectDoesNotExist:
-        raise UnknownActivity(f"resource link {link.pk} places no activity") from None
+        key = None
+    return placed_kind_of(link.pk, key)
+
+
+def placed_kind_of(link_id: int, key: str | None) -> ActivityKind:
+    """The kind whose key a resource link's placement stores (None: it places nothing)."""
+    if key is None:
+        raise UnknownActivity(f"resource link {link_id} places no activity")
     return kind(key)
 
 

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist
@@ -239,8 +240,6 @@ def version_texts(version_id: int, language: str) -> VersionTexts:
 def read_current_versions() -> None:
     """Every quiz's current version, its layout and its texts in each language, kept as
     the pages of the answer loop would keep them (a web worker's warm-up, ops.warmup)."""
-    from django.conf import settings
-
     for version_id in Quiz.objects.exclude(current_version=None).values_list(
         "current_version_id", flat=True
     ):

@@ -86,6 +86,7 @@ def warm_up() -> list[str]:
         except Exception as error:
             logger.warning("warm-up step %s failed: %s", step.__name__, error)
             failed.append(step.__name__)
-    # What the steps read is not this worker's to keep open in a transaction.
+    # A connection the settings would not keep (CONN_MAX_AGE 0), or one a step broke, is
+    # not left for the first request.
     connection.close_if_unusable_or_obsolete()
     return failed
