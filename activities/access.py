@@ -7,6 +7,7 @@ from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
 
 from lti.access import placement_in_launch
+from lti.course import Landing
 from lti.models import Membership, ResourceLink, Role
 
 from . import registry
@@ -47,12 +48,12 @@ def staff_placement(
     return placement
 
 
-def landing_url(placement: ResourceLink, membership: Membership) -> str:
+def landing(placement: ResourceLink, membership: Membership) -> Landing:
     """Where a launch into the placement lands: for the course's staff the activity's
     dashboard; for a student their work in progress there (a quiz's attempt, at the question
-    they were on), else the activity's page."""
+    they were on, with its page), else the activity's page."""
     # The launch's link comes without its placement: its kind in a statement of its own.
     kind = registry.placed_kind_of(placement.pk, placed_kind(placement.pk))
     if membership.role == Role.STAFF:
-        return kind.dashboard_url(placement)
-    return kind.resume_url(placement, membership.user_id) or kind.student_url(placement)
+        return Landing(kind.dashboard_url(placement))
+    return kind.resume(placement, membership.user_id) or Landing(kind.student_url(placement))

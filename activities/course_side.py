@@ -6,11 +6,12 @@ from typing import Any
 
 from django.urls import reverse
 
+from lti.course import Landing
 from lti.errors import LaunchError
 from lti.models import Membership, ResourceLink
 
 from . import registry
-from .access import landing_url
+from .access import landing
 from .errors import ActivityNotLoaded
 from .services import place_from_launch
 
@@ -22,8 +23,8 @@ class ActivitiesCourseSide:
         except ActivityNotLoaded as error:
             raise LaunchError(error.message, status=error.status_code) from error
 
-    def landing_url(self, link: ResourceLink, membership: Membership) -> str:
-        return landing_url(link, membership)
+    def landing(self, link: ResourceLink, membership: Membership) -> Landing:
+        return landing(link, membership)
 
     def manage_url(self, link: ResourceLink) -> str:
         return registry.kind_of(link).manage_url(link)

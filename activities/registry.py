@@ -21,6 +21,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.utils.functional import Promise
 
+from lti.course import Landing
 from lti.models import ResourceLink
 
 
@@ -111,8 +112,9 @@ class ActivityKind:
         default=_nothing_more
     )
     # Where a launch of the student (link, user_id) lands instead of ``student_url`` while
-    # they have work in progress (a quiz's attempt), or None.
-    resume_url: Callable[[ResourceLink, int], str | None] = field(default=_no_work_in_progress)
+    # they have work in progress (a quiz's attempt, with its page for the launch to answer
+    # with), or None.
+    resume: Callable[[ResourceLink, int], Landing | None] = field(default=_no_work_in_progress)
 
 
 _kinds: dict[str, ActivityKind] = {}

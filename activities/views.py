@@ -23,7 +23,7 @@ from lti.middleware import allow_form_action
 from lti.models import Registration, Role
 from lti.views import AUTH_BACKEND, DEEP_LINK_SESSION_KEY, refuse, tool_base_url
 
-from .access import landing_url
+from .access import landing
 from .deep_linking import content_item, score_maximum_of
 from .demo import demo_member, ensure_demo_placement
 from .errors import ActivityNotLoaded
@@ -140,7 +140,7 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
         return refuse(request, error.message, status=error.status_code)
     auth_login(request, membership.user, backend=AUTH_BACKEND)
     grant_launch(request, membership)
-    response = redirect(landing_url(placement, membership))
+    response = redirect(landing(placement, membership).url)
     # The same browser comes back as the same demo student (or instructor), with their
     # attempts: the cookie names the user, signed so that no one can name another.
     response.set_signed_cookie(

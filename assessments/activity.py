@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import partial
 
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -11,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from activities.registry import ActivityKind
 from activities.selectors import RegradePlan, Try
 from activities.texts import localized
+from lti.course import Landing
 from lti.models import ResourceLink
 
 from .models import Attempt, Quiz, QuizPlacement, Response
@@ -48,12 +50,18 @@ def _plan_grades(link: ResourceLink, apply_key: bool, user_id: int | None):
     return quiz_plan(link, apply_key, user_id)
 
 
-def _resume_url(link: ResourceLink, user_id: int) -> str | None:
+def _resume(link: ResourceLink, user_id: int) -> Landing | None:
     """The question the student was on, in their attempt in progress."""
     from .selectors import attempt_in_progress
+    from .views import question_page
 
     public_id = attempt_in_progress(link.pk, user_id)
-    return None if public_id is None else reverse("assessments:attempt", args=[public_id])
+    if public_id is None:
+        return None
+    return Landing(
+        reverse("assessments:attempt", args=[public_id]),
+        page=partial(question_page, public_id=public_id),
+    )
 
 
 def _grading_method(link: ResourceLink) -> str:
@@ -109,7 +117,7 @@ QUIZ = ActivityKind(
     title_of=lambda quiz, language: localized(quiz.current_version.title, language),
     score_maximum_of=_score_maximum_of,
     student_url=lambda link: reverse("assessments:placement", args=[link.pk]),
-    resume_url=_resume_url,
+    resume=_resume,
     manage_url=lambda link: reverse("assessments:manage", args=[link.pk]),
     dashboard_url=lambda link: reverse("analytics:dashboard", args=[link.pk]),
     plan_grades=_plan_grades,

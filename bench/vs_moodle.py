@@ -143,6 +143,7 @@ class Form:
 
 FORM = re.compile(r"<form\b.*?</form>", re.S | re.I)
 LINK = re.compile(r'<a\b[^>]*\bhref="([^"]*)"', re.I)
+CANONICAL = re.compile(r'<link rel="canonical" href="([^"]+)"')
 ANSWER_FORM = re.compile(r'<form\b[^>]*action="[^"]*/answer/".*?</form>', re.S | re.I)
 
 
@@ -194,6 +195,13 @@ class Page:
             if re.search(pattern, href):
                 return urljoin(self.url, html.unescape(href))
         raise StepFailed(f"no link {pattern} on {self.url}: {self.excerpt()}")
+
+    @property
+    def address(self) -> str:
+        """The page's own address: the one it names (a page that answered a POST, such as a
+        launch answered by its question, decision 60), else where it came from."""
+        named = CANONICAL.search(self.text)
+        return urljoin(self.url, html.unescape(named[1])) if named else self.url
 
     def plain(self) -> str:
         return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", self.text)).split())
@@ -409,7 +417,7 @@ class ToolStudent:
         """The launch through Moodle to question 1 (or where the student was: a launch with
         an attempt in progress lands on its question, decision 54)."""
         page = await self.launch()
-        if "/attempts/" in page.url:
+        if "/attempts/" in page.address:
             self._on_question(page)
         else:
             await self._start(page)
@@ -420,7 +428,7 @@ class ToolStudent:
         self._on_question(page)
 
     def _on_question(self, page: Page) -> None:
-        if "/attempts/" not in page.url or not ANSWER_FORM.search(page.text):
+        if "/attempts/" not in page.address or not ANSWER_FORM.search(page.text):
             raise StepFailed(f"expected a question's form, got {page.url}: {page.excerpt()}")
         self.page = page
 

@@ -9,11 +9,23 @@ the arrows of the import graph point down to lti/, never up from it (docs/decisi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpRequest, HttpResponse
 
 from .models import Membership, ResourceLink
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a launch lands: the page's address, and where the course side can render it in
+    the launch's own response, the page as its own view renders it (decision 60)."""
+
+    url: str
+    page: Callable[[HttpRequest], HttpResponse] | None = None
 
 
 class CourseSide(Protocol):
@@ -22,7 +34,7 @@ class CourseSide(Protocol):
         parameters (deep linking put them there), and save the link. Raises
         ``lti.errors.LaunchError`` when there is nothing it could place."""
 
-    def landing_url(self, link: ResourceLink, membership: Membership) -> str:
+    def landing(self, link: ResourceLink, membership: Membership) -> Landing:
         """Where a launch into the link lands for this member of its course (their role,
         and their work in progress there)."""
 

@@ -407,6 +407,33 @@ def launch(
     return client.post("/lti/launch/", signed)
 
 
+def launch_by_platform_storage(
+    client: Client,
+    platform: Platform,
+    *,
+    user_id: str = "user-1",
+    roles: list[str] | None = None,
+    **claims: Any,
+):
+    """A launch whose state is proven by the LMS's platform storage, not by a cookie: what a
+    browser that blocks the tool's cookie in the LMS page sends (the storage's postMessage
+    round trip, which the page's script makes, done here by reading the page)."""
+    params = {**platform.login_initiation(user_id=user_id), "lti_storage_target": "_parent"}
+    page = client.get("/lti/login/", params)
+    assert page.status_code == 200, page.content.decode()[:500]
+    storage = page.context["storage"]
+    location = urlsplit(page.context["auth_url"])
+    auth_params = {key: values[0] for key, values in parse_qs(location.query).items()}
+    signed = platform.authorize(
+        auth_params,
+        user_id=user_id,
+        roles=[ROLE + "Learner"] if roles is None else roles,
+        **claims,
+    )
+    client.cookies.clear()  # the browser kept none
+    return client.post("/lti/launch/", {**signed, "lti_storage_value": storage["value"]})
+
+
 def standard_claims(platform: Platform, auth_params: dict[str, str], **overrides: Any) -> dict:
     """The claims of a valid resource-link launch answering the tool's login."""
     now = int(time.time())

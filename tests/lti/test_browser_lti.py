@@ -74,6 +74,34 @@ def test_embedded_launch_with_cookies(embedded, lms):
     assert embedded.evaluate("window.storageLog") == []
 
 
+def test_a_launch_into_an_attempt_in_progress_answers_with_its_question(embedded, lms, live_server):
+    """The launch's state cookie came back in the iframe, so the launch answers with the
+    question itself (decision 60): no redirect and no handoff; the frame shows the question's
+    address, a reload fetches the question rather than posting the launch again, and the
+    page's form answers with the session and the CSRF token the launch set."""
+    take_one_question(open_course_page(embedded, lms))
+    requested: list[tuple[str, str]] = []
+    embedded.on("request", lambda request: requested.append((request.method, request.url)))
+    tool = open_course_page(embedded, lms)
+    expect(tool.locator("#progress")).to_have_text("Question 2 of 8")
+    frame = embedded.frame(name="tool")
+    frame.wait_for_function("location.pathname.startsWith('/attempts/')")
+    address = frame.evaluate("location.pathname")
+    assert not any("handoff" in url for _method, url in requested)
+    assert not any(url.endswith(address) for _method, url in requested)  # no redirect to it
+
+    requested.clear()
+    frame.evaluate("location.reload()")
+    expect(tool.locator("#progress")).to_have_text("Question 2 of 8")
+    assert ("GET", live_server.url + address) in requested
+    assert not any(url.endswith("/lti/launch/") for _method, url in requested)
+
+    tool.locator("input[name=option]").first.check()
+    tool.get_by_role("button", name="Submit answer").click()
+    expect(tool.locator("[data-feedback] h2")).to_be_visible()
+    expect(tool.locator("#next-progress")).to_have_text("Question 3 of 8")
+
+
 def test_embedded_launch_with_platform_storage(embedded, lms, live_server):
     tool = open_course_page(embedded, lms, lti_storage_target="_parent")
     take_one_question(tool)

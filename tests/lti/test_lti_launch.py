@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -11,7 +12,7 @@ from django.urls import reverse
 from assessments.models import Attempt
 from lti.models import Context, LtiUser, Membership, ResourceLink, Role
 from tests.lti_platform import ROLE, launch
-from tests.quiz_helpers import answer_all, current_form, start
+from tests.quiz_helpers import OPTION_IDS, QUESTION_ID, answer_all, current_form, start
 
 SUBROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership/"
 
@@ -59,14 +60,17 @@ def test_a_student_launched_again_midway_lands_on_the_question_they_were_on(clie
     where = client.get(reverse("assessments:attempt", args=[attempt.public_id])).content.decode()
     assert "Question 2 of 8" in where
 
-    # The next day, from the course: straight back to question 2, in a new session.
+    # The next day, from the course: straight back to question 2, in a new session. The
+    # launch's state cookie came back, so the launch answers with the question itself
+    # (decision 60), naming the question's address for the address bar and a reload.
     browser = Client()
     response = launch(browser, platform, user_id="stu-1")
-    assert urlsplit(response["Location"]).path == reverse(
-        "assessments:attempt", args=[attempt.public_id]
-    )
-    page = browser.get(response["Location"]).content.decode()
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+    assert response.status_code == 200
+    page = response.content.decode()
     assert "Question 2 of 8" in page
+    assert f'<link rel="canonical" href="{address}">' in page
+    assert "Question 2 of 8" in browser.get(address).content.decode()  # the reload
     # The activity's page, with the grade and earlier attempts, is a link away.
     assert f'href="{reverse("assessments:placement", args=[placement.pk])}"' in page
     # Another student of the course, or this one in another placement of the quiz in the
@@ -86,6 +90,26 @@ def test_a_student_launched_again_midway_lands_on_the_question_they_were_on(clie
     landing = browser.get(finished["Location"]).content.decode()
     assert "Review attempt 1" in landing
     assert "Start a new attempt" in landing
+
+
+def test_the_question_a_launch_answers_with_takes_an_answer_in_the_launch_session(platform):
+    """The launch signs the browser in and rotates its CSRF token, then renders the question
+    (decision 60): the form on that page must carry the rotated token, or the first answer
+    after every relaunch would be refused."""
+    first = Client()
+    launch(first, platform, user_id="stu-1")
+    attempt = start(first, ResourceLink.objects.get().pk)
+
+    browser = Client(enforce_csrf_checks=True)
+    page = launch(browser, platform, user_id="stu-1").content.decode()
+    question, option_ids = QUESTION_ID.search(page).group(1), OPTION_IDS.findall(page)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    answered = browser.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question, "option": option_ids[0], "csrfmiddlewaretoken": token},
+    )
+    assert answered.status_code == 200, answered.content.decode()[:300]
+    assert "Question 2 of 8" in answered.content.decode()  # the next question's form
 
 
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
