@@ -8,12 +8,13 @@ Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls th
 application directly, as gunicorn would, for students who start attempts and answer all
 eight questions as a browser does (question 1's page, then each answer, whose response is
 its feedback page carrying the next question's form, or after the last the results), and
-for launches signed by the independent platform library (20 users taking turns). Prints the
+for launches signed by the independent platform library (20 users taking turns; half of
+them have an attempt in progress, which their launch answers with). Prints the
 median CPU time (``time.process_time``, the platform's signing left out) and the SQL
 statements of each kind of request, each also in trivial views (the load benchmark's
 ceiling), and its median wall-clock time (the CPU and the waits on PostgreSQL and Redis,
-their commits included; no server in front), the three requests of a launch, then the whole
-loop per answer.
+their commits included; no server in front), the requests of a launch, then the whole loop
+per answer.
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
 the mean CPU time of the template, the attempt's statement, the session and the user.
@@ -36,6 +37,22 @@ from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from . import load
+
+
+def _per_launch(cpu: dict[str, list[float]], outcome: str) -> float:
+    """Seconds of CPU of a launch whose signed launch's kind names ``outcome``: the medians
+    of its login and of each of its other requests."""
+    return sum(
+        statistics.median(times)
+        for kind, times in cpu.items()
+        if kind.startswith("launch 1") or outcome in kind
+    )
+
+
+def _start_if_resuming(call: Callable, csrf: str, launched: dict) -> None:
+    """The warm-up's attempt in progress for a user whose later launches resume it."""
+    if launched["resuming"] and launched["landing"].startswith("/quiz/"):
+        call("POST", launched["landing"] + "start/", launched["cookie"], csrf=csrf)
 
 
 def wsgi_caller(application: Callable, port: int) -> Callable:
@@ -257,9 +274,13 @@ def main() -> None:
         # The next attempt starts from the summary's "Start another attempt" (as in
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
 
-    def launch(number: int) -> None:
-        """A new browser's launch: login, the platform's signed launch, the landing page."""
+    def launch(number: int) -> dict:
+        """A new browser's launch: login, the platform's signed launch and, where it
+        redirects, the landing page. Half the launching users have an attempt in progress
+        (started in the warm-up), whose question the launch answers with (decision 60); the
+        others land on the activity's page."""
         user_id = f"launch-{number % 20}"
+        resuming = number % 20 < 10
         jar = SimpleCookie()
         login = f"/lti/login/?{urlencode(platform.login_initiation(user_id=user_id))}"
         headers = timed("launch 1: OIDC login", "GET", login)
@@ -267,15 +288,20 @@ def main() -> None:
         auth = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
         form = platform.authorize(auth, user_id=user_id, roles=[ROLE + "Learner"], locale="en")
         cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
-        headers = timed("launch 2: the signed launch", "POST", "/lti/launch/", cookie,
-                        urlencode(form).encode())  # fmt: skip
+        outcome = "answered by the question" if resuming else "to the activity's page"
+        headers = timed(f"launch 2: the signed launch, {outcome}", "POST", "/lti/launch/",
+                        cookie, urlencode(form).encode())  # fmt: skip
         jar.load("\n".join(headers["Set-Cookie"]))
+        jar["csrftoken"] = csrf  # the token this client sends (the launch rotated the cookie's)
         cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items() if morsel.value)
-        timed("launch 3: the landing page", "GET", headers["Location"], cookie)
+        if "Location" in headers:
+            timed("launch 3: the landing page (the activity's)", "GET", headers["Location"], cookie)
+        return {"cookie": cookie, "resuming": resuming, "landing": headers.get("Location", "")}
 
-    for number in range(args.students):  # warm-up: connections, caches, first attempts
-        attempt(number)
-        launch(number)
+    for number in range(max(args.students, 20)):  # warm-up: connections, caches, attempts
+        if number < args.students:
+            attempt(number)
+        _start_if_resuming(call, csrf, launch(number))
     cpu.clear(), statements.clear()
     parts.clear()
     for number in range(args.attempts):
@@ -311,8 +337,11 @@ def main() -> None:
         f" {attempt_seconds / answers * 1000:.2f} ms"
         f" = {attempt_seconds / answers / trivial:.1f} trivial views"
     )
-    per_launch = sum(statistics.median(times) for kind, times in cpu.items() if "launch" in kind)
-    print(f"per launch, its three requests (medians): {per_launch * 1000:.2f} ms")
+    print(
+        "per launch, its requests (medians): answered by the question"
+        f" {_per_launch(cpu, 'answered by the question') * 1000:.2f} ms (two requests),"
+        f" to the activity's page {_per_launch(cpu, 'activity') * 1000:.2f} ms (three)"
+    )
     _print_parts(parts, cpu)
     _print_profile_and_queries(profile if args.profile else None, last_queries)
 
