@@ -49,6 +49,13 @@ def _per_launch(cpu: dict[str, list[float]], outcome: str) -> float:
     )
 
 
+def _keep_cookies(jar: SimpleCookie, headers: dict) -> None:
+    """What a browser keeps of a response's cookies: the ones set, not the ones deleted."""
+    jar.load("\n".join(headers["Set-Cookie"]))
+    for name in [name for name, morsel in jar.items() if not morsel.value]:
+        del jar[name]
+
+
 def _start_if_resuming(call: Callable, csrf: str, launched: dict) -> None:
     """The warm-up's attempt in progress for a user whose later launches resume it."""
     if launched["resuming"] and launched["landing"].startswith("/quiz/"):
@@ -274,26 +281,30 @@ def main() -> None:
         # The next attempt starts from the summary's "Start another attempt" (as in
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
 
+    browsers: dict[str, SimpleCookie] = defaultdict(SimpleCookie)
+
     def launch(number: int) -> dict:
-        """A new browser's launch: login, the platform's signed launch and, where it
-        redirects, the landing page. Half the launching users have an attempt in progress
-        (started in the warm-up), whose question the launch answers with (decision 60); the
-        others land on the activity's page."""
+        """A launch: login, the platform's signed launch and, where it redirects, the
+        landing page. Half the launching users have an attempt in progress (started in the
+        warm-up), whose question the launch answers with (decision 60), and come back in the
+        browser of their last launch, with its session (as bench.vs_moodle's openings do);
+        the others land on the activity's page, each time in a new browser."""
         user_id = f"launch-{number % 20}"
         resuming = number % 20 < 10
-        jar = SimpleCookie()
+        jar = browsers[user_id] if resuming else SimpleCookie()
         login = f"/lti/login/?{urlencode(platform.login_initiation(user_id=user_id))}"
-        headers = timed("launch 1: OIDC login", "GET", login)
-        jar.load("\n".join(headers["Set-Cookie"]))
+        sent = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
+        headers = timed("launch 1: OIDC login", "GET", login, sent)
+        _keep_cookies(jar, headers)
         auth = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
         form = platform.authorize(auth, user_id=user_id, roles=[ROLE + "Learner"], locale="en")
         cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
         outcome = "answered by the question" if resuming else "to the activity's page"
         headers = timed(f"launch 2: the signed launch, {outcome}", "POST", "/lti/launch/",
                         cookie, urlencode(form).encode())  # fmt: skip
-        jar.load("\n".join(headers["Set-Cookie"]))
+        _keep_cookies(jar, headers)
         jar["csrftoken"] = csrf  # the token this client sends (the launch rotated the cookie's)
-        cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items() if morsel.value)
+        cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
         if "Location" in headers:
             timed("launch 3: the landing page (the activity's)", "GET", headers["Location"], cookie)
         return {"cookie": cookie, "resuming": resuming, "landing": headers.get("Location", "")}

@@ -12,8 +12,7 @@ web process is WSGI, so only the synchronous ``load`` and ``save`` are bounded.
 from __future__ import annotations
 
 from django.contrib.sessions.backends import cached_db
-from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError
-from django.contrib.sessions.backends.db import SessionStore as DBStore
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError, UpdateError
 from django.db import connections, router
 from django.utils.crypto import get_random_string
 
@@ -48,35 +47,43 @@ class SessionStore(cached_db.SessionStore):
         self._store(must_create)
 
     def _store(self, must_create: bool) -> None:
-        if must_create:
-            self._insert()
-        else:
-            DBStore.save(self, must_create)
+        if self.session_key is None:
+            self.create()  # which stores it
+            return
+        self._write(must_create)
         self._cache.set(self.cache_key, self._session, min(self.get_expiry_age(), CACHE_SECONDS))
 
-    def _insert(self) -> None:
-        """A new session's row, in one statement that inserts nothing when its key is taken
-        (CreateError, as Django's save says it). Django's insert is the ORM's, in a
-        transaction of its own: three statements and the ORM's work on every launch and
-        sign-in (decision 58)."""
-        row = self.create_model_instance(self._get_session(no_load=True))
+    def _write(self, must_create: bool) -> None:
+        """The session's row in one statement: a new session's insert, which inserts nothing
+        when its key is taken (CreateError, as Django's save says it), or a stored one's
+        update (UpdateError when its row is gone, ended elsewhere). Django's save is the
+        ORM's in a transaction of its own: BEGIN, the statement and COMMIT, three round trips
+        and the ORM's work on every launch and sign-in (decision 58), and on every request
+        that changes a session (a returning browser's launch)."""
+        row = self.create_model_instance(self._get_session(no_load=must_create))
         model = self.model
         connection = connections[router.db_for_write(model, instance=row)]
         quote = connection.ops.quote_name
-        columns = [model._meta.get_field(name) for name in INSERTED]
-        sql = (
-            f"INSERT INTO {quote(model._meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in columns)})"
-            f" VALUES ({', '.join(['%s'] * len(columns))})"
-            f" ON CONFLICT ({quote(columns[0].column)}) DO NOTHING"
-        )
+        table = quote(model._meta.db_table)
+        key, *rest = [model._meta.get_field(name) for name in INSERTED]
+        if must_create:
+            columns = [key, *rest]
+            sql = (
+                f"INSERT INTO {table} ({', '.join(quote(field.column) for field in columns)})"
+                f" VALUES ({', '.join(['%s'] * len(columns))})"
+                f" ON CONFLICT ({quote(key.column)}) DO NOTHING"
+            )
+        else:
+            columns = [*rest, key]
+            assignments = ", ".join(f"{quote(field.column)} = %s" for field in rest)
+            sql = f"UPDATE {table} SET {assignments} WHERE {quote(key.column)} = %s"
         values = [
             field.get_db_prep_save(getattr(row, field.attname), connection) for field in columns
         ]
         with connection.cursor() as cursor:
             cursor.execute(sql, values)
             if cursor.rowcount == 0:
-                raise CreateError
+                raise CreateError if must_create else UpdateError
 
     def cycle_key(self) -> None:
         """Signing someone in, Django stores the session under a new key (so that no key

@@ -91,6 +91,44 @@ def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
     assert Session.objects.get(session_key=after).get_decoded()["before"] == "launch"
 
 
+def test_a_returning_browser_stores_its_session_in_one_statement(platform):
+    """The same student launching again from the same browser keeps their session (Django
+    gives no new key to the user already signed in) and stores it in one UPDATE of its own:
+    Django's save wraps the ORM's in a transaction (BEGIN, the update, COMMIT; a savepoint
+    here, inside the test's transaction)."""
+    client = Client()
+    launch(client, platform, user_id="again")
+    key = client.cookies["sessionid"].value
+    with CaptureQueriesContext(connection) as queries:
+        assert launch(client, platform, user_id="again").status_code == 302
+    sql = [query["sql"] for query in queries.captured_queries]
+    on_sessions = [index for index, text in enumerate(sql) if '"django_session"' in text]
+    assert [sql[index].split()[0] for index in on_sessions] == ["UPDATE"], sql
+    before, after = sql[on_sessions[0] - 1], sql[on_sessions[0] + 1 :]
+    assert not before.startswith("SAVEPOINT"), sql
+    assert not (after and after[0].startswith("RELEASE SAVEPOINT")), sql
+    assert client.cookies["sessionid"].value == key
+    stored = Session.objects.get(session_key=key).get_decoded()
+    assert stored["_auth_user_id"] == str(LtiUser.objects.get(sub="again").user_id)
+
+
+def test_a_session_ended_elsewhere_is_not_written_back():
+    """A request whose session was deleted meanwhile (signed out in another tab, ended by an
+    administrator) stores nothing under its key: UpdateError, as Django's save says it."""
+    from django.contrib.sessions.backends.base import UpdateError
+
+    from ops.sessions import SessionStore
+
+    session = SessionStore()
+    session["owner"] = "me"
+    session.create()
+    Session.objects.filter(session_key=session.session_key).delete()
+    session["owner"] = "still me"
+    with pytest.raises(UpdateError):
+        session.save()
+    assert not Session.objects.filter(session_key=session.session_key).exists()
+
+
 def test_a_new_session_whose_key_is_taken_is_stored_under_another(monkeypatch):
     """The new session's insert refuses a taken key (CreateError) and the session draws
     another: the row already there is left as it was."""
