@@ -17,8 +17,8 @@ from django.db import connections, router
 from django.utils.crypto import get_random_string
 
 CACHE_SECONDS = 300
-# The session model's fields, its key first.
-INSERTED = ("session_key", "session_data", "expire_date")
+# The session model's fields that a save writes, its key first.
+STORED_FIELDS = ("session_key", "session_data", "expire_date")
 
 
 class SessionStore(cached_db.SessionStore):
@@ -65,7 +65,7 @@ class SessionStore(cached_db.SessionStore):
         connection = connections[router.db_for_write(model, instance=row)]
         quote = connection.ops.quote_name
         table = quote(model._meta.db_table)
-        key, *rest = [model._meta.get_field(name) for name in INSERTED]
+        key, *rest = [model._meta.get_field(name) for name in STORED_FIELDS]
         if must_create:
             columns = [key, *rest]
             sql = (
