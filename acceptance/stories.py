@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -304,16 +305,23 @@ class Stories:
 
     # Step 3: the quiz, embedded and in a new window ------------------------------------------
 
-    def take_quiz(self, tool: FrameLocator | Page, language: str) -> float:
-        """Starts (or resumes) the quiz and answers every question with its first option;
-        returns the score on the summary."""
+    def take_quiz(
+        self,
+        tool: FrameLocator | Page,
+        language: str,
+        midway: Callable[[], None] | None = None,
+    ) -> float:
+        """Starts (or resumes) the quiz and answers every question with its first option,
+        calling ``midway`` after the third; returns the score on the summary."""
         html_lang = tool.locator("html").get_attribute("lang")
         if html_lang != language:
             raise StepFailed(
                 f"the quiz page is in '{html_lang}', the student's language is '{language}'"
             )
         tool.locator("form button[type=submit].primary").first.click()
-        for _ in range(20):
+        for answered in range(20):
+            if answered == 3 and midway is not None:
+                midway()
             score = tool.locator("#score")
             option = tool.locator("input[name=option]")
             tool.locator("#score, input[name=option]").first.wait_for()
@@ -340,13 +348,44 @@ class Stories:
         if not self.state.quiz_cmid:
             raise Skipped("no quiz activity (step 2)")
         page = self.login(self.context("student2"), "student2")
-        page.goto(f"{self.moodle.url}/mod/lti/view.php?id={self.state.quiz_cmid}")
+        view = f"{self.moodle.url}/mod/lti/view.php?id={self.state.quiz_cmid}"
+        page.goto(view)
         tool = page.frame_locator("#contentframe")
         _wait_for_tool(tool, "form button[type=submit].primary", "the embedded quiz")
-        score = self.take_quiz(tool, "ru")
+        score = self.take_quiz(tool, "ru", midway=lambda: self._open_again_midway(page, view))
         self.state.quiz_scores["student2"] = score
         self.state.finished_at[(QUIZ_TITLE, "student2")] = time.time()
-        return f"student2 (lang=ru) took the quiz in Moodle's iframe, in Russian: {score:g} of 8"
+        return (
+            f"student2 (lang=ru) took the quiz in Moodle's iframe, in Russian: {score:g} of 8;"
+            " opened again from the course after question 3, the launch answered with question 4"
+        )
+
+    def _open_again_midway(self, page: Page, view: str) -> None:
+        """The student opens the activity again from the course: the launch answers with the
+        question they were on (decision 60), in Moodle's iframe, which then shows its
+        address."""
+        launches: list[int] = []
+
+        def seen(response) -> None:
+            if response.url.startswith(self.settings.tool_url) and "/lti/launch/" in response.url:
+                launches.append(response.status)
+
+        page.on("response", seen)
+        try:
+            page.goto(view)
+            tool = page.frame_locator("#contentframe")
+            _wait_for_tool(tool, "input[name=option]", "the question after opening it again")
+        finally:
+            page.remove_listener("response", seen)
+        progress = tool.locator("#progress").inner_text()
+        if not re.search(r"\b4\b", progress) or launches[-1:] != [200]:
+            raise StepFailed(
+                f"opened again after question 3, the tool showed '{progress}'"
+                f" (its launch answered {launches})"
+            )
+        _tool_frame(page, self.settings.tool_url).wait_for_function(
+            "location.pathname.startsWith('/attempts/')"
+        )
 
     def step_quiz_new_window(self) -> str:
         if not self.state.quiz_cmid or not self.state.type_id:
