@@ -251,7 +251,8 @@ def launch(request: HttpRequest) -> HttpResponse:
             # address, which the browser shows and reloads.
             response = landing.page(request)
         elif request.headers.get("Sec-Fetch-Dest") != "document":
-            # Embedded (or unknown), or proven by platform storage rather than a cookie: the
+            # Embedded (or unknown), and a page not rendered here (the activity's page, a
+            # dashboard) or a state proven by platform storage rather than a cookie: the
             # landing may arrive without its cookie.
             response = HttpResponseRedirect(handoff.with_handoff(request, landing.url, language))
         else:
