@@ -29,6 +29,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils.crypto import constant_time_compare
 
+from ops import cache as ops_cache
+
 from . import one_time
 
 CHANNEL_FIELD = "lti_return_channel"
@@ -94,14 +96,16 @@ def bind(channel: str, params: Mapping[str, str], state: str) -> bool:
     return bool(cache.add(f"lti:dl-relay-state:{state}", channel, _seconds()))
 
 
-def launched(state: str, return_url: str | None) -> str | None:
+def launched(state: str, repeated_channel: str, return_url: str | None) -> str | None:
     """The launch that answered the login ``state``: a deep-linking one (``return_url``)
-    keeps its channel waiting for the picker's answer, and the channel is returned; any other
-    closes it."""
-    channel = cache.get(f"lti:dl-relay-state:{state}")
+    keeps the channel its login bound waiting for the picker's answer, and the channel is
+    returned; any other closes it. A login that repeated no channel (``repeated_channel``,
+    kept in its state) bound none: then there is nothing to look up."""
+    if not repeated_channel:
+        return None
+    channel = ops_cache.take(f"lti:dl-relay-state:{state}")
     if channel is None:
         return None
-    cache.delete(f"lti:dl-relay-state:{state}")
     if not cache.get(_key(channel, "open")):
         return None
     if return_url is None:

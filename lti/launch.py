@@ -48,6 +48,7 @@ class LaunchMessage:
     registration: Registration
     deployment: Deployment
     claims: dict[str, Any]
+    login: LoginState  # the login it answers, its state used
 
     @property
     def message_type(self) -> str:
@@ -424,10 +425,12 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         self.validate()
         assert self.registration_model is not None
         assert self.deployment_model is not None
+        assert self.login is not None
         return LaunchMessage(
             registration=self.registration_model,
             deployment=self.deployment_model,
             claims=dict(self._jwt["body"]),
+            login=self.login,
         )
 
 

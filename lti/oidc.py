@@ -33,7 +33,9 @@ from pylti1p3.launch_data_storage.base import LaunchDataStorage
 from pylti1p3.request import Request
 
 from ops.cache import is_down as cache_is_down
+from ops.cache import take
 
+from . import deep_link_relay
 from .errors import LaunchError
 from .models import KeptInDatabase
 from .tool_conf import ToolConf, ToolRegistration
@@ -58,6 +60,9 @@ class LoginState:
     target_link_uri: str
     storage_target: str
     storage_secret: str
+    # The deep-linking return channel the login repeated (lti.deep_link_relay), which its
+    # launch keeps or closes; stored only when there is one.
+    return_channel: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,22 @@ def _find(key: str) -> tuple[dict, bool] | None:
     data = cache.get(key)
     if data is not None:
         return data, False
-    record = KeptInDatabase.objects.filter(key=_kept(key), expires_at__gt=timezone.now()).first()
+    record = _in_database(key)
     return (record.data, True) if record else None
+
+
+def _in_database(key: str) -> KeptInDatabase | None:
+    return KeptInDatabase.objects.filter(key=_kept(key), expires_at__gt=timezone.now()).first()
+
+
+def _take_now(key: str) -> dict | None:
+    """The entry, removed in the same step; None when it is not there or another request
+    took it first."""
+    data = take(key)
+    if data is not None:
+        return data
+    record = _in_database(key)  # kept there while the cache was unreachable
+    return record.data if record and _take(key, in_database=True) else None
 
 
 def _take(key: str, in_database: bool) -> bool:
@@ -261,14 +280,16 @@ class ToolOIDCLogin(DjangoOIDCLogin):
         if not is_tool_url(target_link_uri, self._tool_base_url):
             raise LaunchError(_("The login request's target_link_uri does not point at this tool."))
         registration = _registration_for_login(issuer, self._get_request_param("client_id") or "")
-        self.pass_params_to_launch(
-            {
-                "registration_id": registration.model.pk,
-                "target_link_uri": target_link_uri,
-                "storage_target": self._get_request_param("lti_storage_target") or "",
-                "storage_secret": secrets.token_urlsafe(24),
-            }
-        )
+        params = {
+            "registration_id": registration.model.pk,
+            "target_link_uri": target_link_uri,
+            "storage_target": self._get_request_param("lti_storage_target") or "",
+            "storage_secret": secrets.token_urlsafe(24),
+        }
+        return_channel = self._get_request_param(deep_link_relay.CHANNEL_FIELD)
+        if return_channel:
+            params["return_channel"] = return_channel
+        self.pass_params_to_launch(params)
         self.registration = registration
         return registration
 
@@ -301,20 +322,21 @@ def consume_state(state: str, *, cookie_value: str | None, storage_value: str | 
     """The login this launch answers, used once, if this browser started it."""
     if not state:
         raise LaunchError(_("The launch has no state parameter."))
-    found = _find(_state_key(state))
+    key = _state_key(state)
+    if cookie_value is not None and constant_time_compare(cookie_value, state):
+        # The state's cookie proves the browser without the record: taken in one step.
+        data = _take_now(key)
+        if data is None:
+            raise _unknown_state()
+        return LoginState(**data)
+    found = _find(key)
     if found is None:
-        raise LaunchError(
-            _(
-                "This launch is unknown, expired or was already used. "
-                "Open the activity again from your course."
-            )
-        )
+        raise _unknown_state()
     login = LoginState(**found[0])
-    by_cookie = cookie_value is not None and constant_time_compare(cookie_value, state)
     by_storage = bool(login.storage_target and storage_value) and constant_time_compare(
         storage_value or "", login.storage_secret
     )
-    if not (by_cookie or by_storage):
+    if not by_storage:
         raise LaunchError(
             _(
                 "This launch was not started in this browser (its state does not match). "
@@ -323,8 +345,17 @@ def consume_state(state: str, *, cookie_value: str | None, storage_value: str | 
             ),
             status=403,
         )
-    if not _take(_state_key(state), in_database=found[1]):
+    if not _take(key, in_database=found[1]):
         raise LaunchError(
             _("This launch was already used. Open the activity again from your course.")
         )
     return login
+
+
+def _unknown_state() -> LaunchError:
+    return LaunchError(
+        _(
+            "This launch is unknown, expired or was already used. "
+            "Open the activity again from your course."
+        )
+    )

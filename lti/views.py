@@ -236,13 +236,14 @@ def launch(request: HttpRequest) -> HttpResponse:
             # Set when the login came from the LMS dialog's iframe in a new window: the
             # answer goes back to that iframe.
             "return_channel": deep_link_relay.launched(
-                state, settings_claim["deep_link_return_url"]
+                state, message.login.return_channel, settings_claim["deep_link_return_url"]
             ),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
         response = redirect(course_side().deep_linking_url(token))
     else:
-        deep_link_relay.launched(state, None)  # a dialog's iframe waiting on it stops
+        # A dialog's iframe waiting on the login's channel stops.
+        deep_link_relay.launched(state, message.login.return_channel, None)
         landing = course_side().landing(result.placement, result.membership)
         if landing.page is not None and cookie is not None:
             # The state cookie came back, and the session's has the same attributes: this

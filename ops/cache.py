@@ -65,6 +65,7 @@ _MISS: dict[str, Callable[..., Any]] = {
     "delete": lambda *a, **k: False,
     "delete_many": lambda *a, **k: None,
     "incr": _missing_key,
+    "take": lambda *a, **k: None,
     "clear": lambda *a, **k: None,
 }
 
@@ -189,6 +190,12 @@ class RedisCache(BaseCache):
         if names:
             self._client.delete(*names)
 
+    def take(self, key: Any, version: int | None = None) -> Any:
+        """The entry, removed in the same step (Redis's GETDEL): of callers racing for it,
+        one gets it. None when it is not there."""
+        value = self._client.getdel(self.make_and_validate_key(key, version=version))
+        return None if value is None else self._loads(value)
+
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         name = self.make_and_validate_key(key, version=version)
         value = self._incr_existing(keys=[name], args=[delta])
@@ -217,6 +224,17 @@ class RedisCache(BaseCache):
 
 for _name in _MISS:
     setattr(RedisCache, _name, _falling_back(_name, getattr(RedisCache, _name)))
+
+
+def take(key: str, alias: str = "default") -> Any:
+    """The entry under ``key``, removed: of requests racing for it, one gets it (None when
+    it is not there). One round trip on Redis; another backend (the local run's file cache)
+    reads, and the caller whose delete removed it is the one that gets it."""
+    backend = caches[alias]
+    if isinstance(backend, RedisCache):
+        return backend.take(key)
+    value = backend.get(key)
+    return value if value is not None and backend.delete(key) else None
 
 
 def is_down(alias: str = "default") -> bool:

@@ -4,10 +4,10 @@ One limiter for the API and for the pages that need one (OIDC login, launch, dyn
 registration, the demo entry): DRF's ``SimpleRateThrottle`` with its rates and its client
 address (``REMOTE_ADDR``, or the address the trusted proxies saw with ``TRUSTED_PROXY_COUNT``;
 never a client's own ``X-Forwarded-For``), counting in fixed windows of the rate's duration
-with the cache's atomic ``add`` and ``incr`` (Redis's ``SET NX`` and ``INCR``). DRF's own
-count (read the request log, append, write it back) let a burst of requests arriving
-together all read the same log: 13 to 15 of 24 went through a limit of 3. A window lets an
-address up to twice its rate across a window's edge, never more. Rates are
+with the cache's atomic ``incr`` (Redis's ``INCR``), and ``add`` (``SET NX``) for a window's
+first request. DRF's own count (read the request log, append, write it back) let a burst of
+requests arriving together all read the same log: 13 to 15 of 24 went through a limit of 3.
+A window lets an address up to twice its rate across a window's edge, never more. Rates are
 ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, read when a request is counted, so a changed
 setting applies at once. While Redis is down the cache remembers nothing (ops.cache) and
 requests go through: an outage must not lock everyone out. Admin sign-in has django-axes.
@@ -75,8 +75,11 @@ class AddressThrottle(SimpleRateThrottle):
     def _counted(self) -> int:
         """This request counted in its window; the window's count so far, this one included
         (0 while the cache is unreachable: an outage must not lock everyone out)."""
-        # The window's entry outlives its window by a little, so that a count that started
-        # just before its end is still there to add to.
+        # Counted where the window's entry is there already, in one round trip; the first
+        # request of a window adds it. The entry outlives its window by a little, so that a
+        # count that started just before its end is still there to add to.
+        with contextlib.suppress(ValueError):
+            return int(self.cache.incr(self.key))
         self.cache.add(self.key, 0, math.ceil(self.window_ends - self.now) + 1)
         try:
             return int(self.cache.incr(self.key))

@@ -4,6 +4,7 @@ same stored format as Django's own Redis backend."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 
 import pytest
@@ -94,3 +95,39 @@ def test_an_incr_racing_its_key_s_expiry_leaves_no_key_without_a_timeout(pair, m
     with contextlib.suppress(ValueError):
         ours.incr("counter")
     assert client.ttl(name) != -1  # absent (-2) or with its timeout, never without one
+
+
+@pytest.mark.parametrize("backend", ["ops.cache.RedisCache", "filebased.FileBasedCache"])
+def test_of_requests_racing_to_take_an_entry_one_gets_it(tmp_path, backend):
+    """A one-time entry (a login's state) is taken: read and removed in one step, so that of
+    requests racing for it exactly one gets it, on Redis (GETDEL) and on the local run's file
+    cache (the delete decides)."""
+    from django.core.cache import caches
+    from django.test import override_settings
+
+    from ops import cache as ops_cache
+
+    racing = {
+        "BACKEND": backend.replace("filebased.", "django.core.cache.backends.filebased."),
+        "LOCATION": settings.REDIS_URL if "Redis" in backend else str(tmp_path),
+        "KEY_PREFIX": f"take-test-{uuid.uuid4().hex[:8]}",
+    }
+    with override_settings(CACHES={**settings.CACHES, "racing": racing}):
+        for round_ in range(20):
+            caches["racing"].set("one-time", {"round": round_}, 30)
+            barrier = threading.Barrier(4)
+            taken: list = []
+
+            def take(barrier: threading.Barrier = barrier, taken: list = taken) -> None:
+                barrier.wait()
+                value = ops_cache.take("one-time", alias="racing")
+                if value is not None:
+                    taken.append(value)
+
+            threads = [threading.Thread(target=take) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert taken == [{"round": round_}]
+            assert caches["racing"].get("one-time") is None

@@ -1,0 +1,64 @@
+"""What a login and its launch ask of Redis: each round trip is a wait on every launch
+(docs/benchmarks.md), so the checks that need Redis share what they can."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from tests.lti_platform import ROLE, start_login
+
+pytestmark = pytest.mark.django_db
+
+
+@contextlib.contextmanager
+def redis_commands() -> Iterator[list[tuple[str, str]]]:
+    """The commands this thread's cache sends to Redis meanwhile: (command, its first key)."""
+    client = cache._client
+    real = client.execute_command
+    sent: list[tuple[str, str]] = []
+
+    def recorded(*args, **options):
+        command = str(args[0]).upper()
+        # EVALSHA's first argument is the script, its third the first key.
+        key = args[3] if command == "EVALSHA" else (args[1] if len(args) > 1 else "")
+        sent.append((command, key.decode() if isinstance(key, bytes) else str(key)))
+        return real(*args, **options)
+
+    client.execute_command = recorded
+    try:
+        yield sent
+    finally:
+        del client.execute_command
+
+
+def _about(sent: list[tuple[str, str]], part: str) -> list[str]:
+    return [command for command, key in sent if part in key]
+
+
+def test_a_launch_takes_its_state_in_one_step_and_asks_nothing_of_a_relay(platform):
+    browser = Client()
+    with redis_commands() as at_login:
+        auth = start_login(browser, platform, user_id="stu-rt")
+    signed = platform.authorize(auth, user_id="stu-rt", roles=[ROLE + "Learner"])
+    with redis_commands() as at_launch:
+        response = browser.post("/lti/launch/", signed)
+    assert response.status_code == 302
+    state = auth["state"]
+    assert _about(at_login, f"lti:state:{state}") == ["SET"]
+    # Read and removed by one GETDEL: the cookie proves the browser without the record.
+    assert _about(at_launch, f"lti:state:{state}") == ["GETDEL"]
+    # The login repeated no deep-linking return channel, so none was bound to its state.
+    assert _about(at_launch, "dl-relay") == []
+
+
+def test_a_rate_limit_counts_a_window_s_later_requests_in_one_round_trip(platform):
+    browser = Client()
+    start_login(browser, platform, user_id="stu-rt")  # the window's first: its entry added
+    with redis_commands() as sent:
+        start_login(browser, platform, user_id="stu-rt")
+    assert _about(sent, "throttle_lti_login") == ["EVALSHA"]
