@@ -45,7 +45,8 @@ class Settings:
     moodle_src: Path
     run_dir: Path
     moodle_url: str
-    tool_port: int
+    tool_port: int  # production's proxy (docker/proxy/nginx.conf) in front of the web
+    tool_backend_port: int  # the web process behind it
     tool_host: str  # the tool as Moodle's own site sees it (same site: 127.0.0.1)
     cross_host: str  # the tool on another site (step 6): localhost, over HTTPS
     tls_port: int  # nginx's TLS in front of the tool's second web process
@@ -69,6 +70,7 @@ class Settings:
                 env.get("MOODLE_HOST", "127.0.0.1"), env.get("MOODLE_PORT", "8180")
             ),
             tool_port=int(env.get("TOOL_PORT", "8107")),
+            tool_backend_port=int(env.get("TOOL_BACKEND_PORT", "8109")),
             tool_host=env.get("TOOL_HOST", "127.0.0.1"),
             cross_host=env.get("TOOL_CROSS_SITE_HOST", "localhost"),
             tls_port=int(env.get("TOOL_TLS_PORT", "8443")),
@@ -260,10 +262,10 @@ LOGIN_FORM_READY = """() => {
 
 
 class Tool:
-    """The tool from this checkout: its own database (dropped and created), gunicorn on
-    loopback over HTTP (Moodle's own site), a second gunicorn behind nginx's TLS (the other
-    site, secure cookies), a Celery worker, the GPU-queue worker (on the CPU here) and beat,
-    each in a process group of its own."""
+    """The tool from this checkout: its own database (dropped and created), gunicorn behind
+    production's proxy (nginx) on loopback over HTTP (Moodle's own site), a second gunicorn
+    behind nginx's TLS (the other site, secure cookies), a Celery worker, the GPU-queue
+    worker (on the CPU here) and beat, each in a process group of its own."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -331,9 +333,15 @@ class Tool:
                 "-c",
                 "config/gunicorn.py",
                 "-b",
-                f"127.0.0.1:{port}",
+                f"127.0.0.1:{self.settings.tool_backend_port}",
                 "config.wsgi",
             ],
+            # The address a rate limit counts is the one the proxy saw (docs/operations.md).
+            {"TRUSTED_PROXY_COUNT": "1"},
+        )
+        self._spawn(
+            "proxy",
+            ["nginx", "-c", str(self._proxy_configuration()), "-g", "daemon off;"],
         )
         # The same tool behind nginx's TLS, for the other site: cookies Secure and
         # SameSite=None, the scheme taken from X-Forwarded-Proto.
@@ -403,9 +411,11 @@ class Tool:
                             else "filesystem broker"
                         )
                         return (
-                            f"gunicorn on {port} (HTTP) and {self.settings.tls_backend_port}"
-                            f" (behind TLS on {self.settings.tls_port}), DEBUG=0; worker,"
-                            f" gpu-worker, beat; {broker}"
+                            f"production's proxy (nginx) on {port} in front of gunicorn on"
+                            f" {self.settings.tool_backend_port}, and gunicorn on"
+                            f" {self.settings.tls_backend_port} (behind TLS on"
+                            f" {self.settings.tls_port}), DEBUG=0; worker, gpu-worker, beat;"
+                            f" {broker}"
                         )
             except (URLError, OSError):
                 pass
@@ -413,6 +423,24 @@ class Tool:
         raise StepFailed(f"the tool did not become ready on {port}; see {self.dir / 'web.log'}")
 
     processes: dict[str, subprocess.Popen]
+
+    def _proxy_configuration(self) -> Path:
+        """Production's proxy as docker/proxy/nginx.conf writes it, with this machine's
+        addresses: the tool answers Moodle and its browsers as it does in production."""
+        text = (REPO / "docker" / "proxy" / "nginx.conf").read_text()
+        for old, new in {
+            "pid /run/nginx.pid;": f"pid {self.dir / 'var' / 'nginx.pid'};",
+            "listen 8080 default_server;": (
+                f"listen {self.settings.tool_host}:{self.settings.tool_port} default_server;"
+            ),
+            "http://web:8000": f"http://127.0.0.1:{self.settings.tool_backend_port}",
+        }.items():
+            if old not in text:
+                raise StepFailed(f"docker/proxy/nginx.conf no longer says {old!r}")
+            text = text.replace(old, new)
+        path = self.dir / "proxy-nginx.conf"
+        path.write_text(text)
+        return path
 
     def _reset_database(self) -> None:
         url = self.settings.tool_database_url

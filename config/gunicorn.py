@@ -1,7 +1,10 @@
 """gunicorn settings for production (docker-compose.yml's web)."""
 
 import gc
+import logging
 import os
+
+from gunicorn.glogging import Logger
 
 from ops.logs import logging_config
 
@@ -27,6 +30,19 @@ logconfig_dict = logging_config(
         "gunicorn.access": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 )
+
+
+class AccessLinesWhenLogged(Logger):
+    """gunicorn's logger, which otherwise formats every request's access line (its atoms:
+    the headers, the time) whenever a logging configuration is given, even while the
+    access logger's level holds the line back."""
+
+    def access(self, resp, req, environ, request_time) -> None:
+        if self.access_log.isEnabledFor(logging.INFO):
+            super().access(resp, req, environ, request_time)
+
+
+logger_class = AccessLinesWhenLogged
 
 
 # GC_FREEZE=0 leaves the collector as Python sets it (bench/gc_pauses.py compares the two).

@@ -502,3 +502,48 @@ def test_gc_freeze_0_leaves_the_collector_alone(monkeypatch):
     for _ in range(gunicorn.FREEZE_AFTER_REQUESTS):
         gunicorn.post_request(worker, None, {}, None)
     assert gc.get_freeze_count() == 0
+
+
+GUNICORN_ACCESS_ATOMS = """
+import datetime, logging, types
+from gunicorn.config import Config
+import config.gunicorn as settings
+from gunicorn.glogging import Logger
+built = []
+real_atoms = Logger.atoms
+Logger.atoms = lambda self, *args: built.append(1) or real_atoms(self, *args)
+cfg = Config()
+cfg.set("logconfig_dict", settings.logconfig_dict)
+cfg.set("logger_class", settings.logger_class)
+log = cfg.logger_class(cfg)
+resp = types.SimpleNamespace(status="200 OK", response_length=2, sent=2, headers=[])
+req = types.SimpleNamespace(headers=[], method="GET", path="/healthz", query="", uri="/healthz",
+                            version=(1, 1))
+environ = {"REMOTE_ADDR": "127.0.0.1", "REQUEST_METHOD": "GET", "RAW_URI": "/healthz",
+           "SERVER_PROTOCOL": "HTTP/1.1", "QUERY_STRING": ""}
+log.access(resp, req, environ, datetime.timedelta(milliseconds=3))
+held_back = len(built)
+logging.getLogger("gunicorn.access").setLevel(logging.INFO)
+log.access(resp, req, environ, datetime.timedelta(milliseconds=3))
+print(held_back, len(built) - held_back)
+"""
+
+
+@pytest.mark.worker
+def test_gunicorn_formats_a_request_s_access_line_only_when_it_is_written():
+    """gunicorn builds each request's access line whenever a logging configuration is given;
+    config/gunicorn.py holds the line back by level, so it must not be built either (a cost
+    on every request); lowered to INFO, the line is built and written."""
+    done = subprocess.run(
+        [sys.executable, "-c", GUNICORN_ACCESS_ATOMS],
+        cwd=django_settings.BASE_DIR,
+        env={**os.environ, "LOG_FORMAT": "json"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "0 1", done.stdout
+    written = (done.stdout + done.stderr).splitlines()
+    assert any('"logger": "gunicorn.access"' in line for line in written), written
