@@ -155,6 +155,9 @@ elif (
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         server_side_binding=True, prepare_threshold=5
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that asks the socket first (decision 62).
+    DATABASES["default"]["ENGINE"] = "ops.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

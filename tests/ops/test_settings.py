@@ -62,7 +62,7 @@ def test_production_services_come_from_the_environment(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.postgresql", "redis://cache:6379/0", "ops.cache.RedisCache"]'
+        '["ops.postgresql", "redis://cache:6379/0", "ops.cache.RedisCache"]'
     )
 
 
@@ -108,5 +108,5 @@ def test_malformed_boolean_is_a_clear_error(tmp_path):
 
 def test_the_test_suite_runs_on_postgresql_and_redis():
     # `make test` and CI point the suite at the real servers; never silently at SQLite.
-    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert settings.DATABASES["default"]["ENGINE"] == "ops.postgresql"
     assert settings.CELERY_BROKER_URL.startswith("redis://")
