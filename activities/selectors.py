@@ -40,14 +40,30 @@ _PLACED_KIND_SQL = (
 )
 
 
+# A placement's kind is written when its link is placed and never changes (nothing updates
+# it; the admin shows it read-only), and a link's id is never reused: each process keeps the
+# kinds it has read, up to this many links.
+_PLACED_KINDS: dict[int, str] = {}
+PLACED_KINDS_KEPT = 50_000
+
+
 def placed_kind(link_id: int) -> str | None:
     """The registry key of the activity kind placed at the resource link, or None. Written
     out for a launch's landing, whose link comes without its placement: the relation's read
-    cost the ORM several times the statement (decision 58)."""
+    cost the ORM several times the statement (decision 58); read once per link and process
+    (decision 62)."""
+    kind = _PLACED_KINDS.get(link_id)
+    if kind is not None:
+        return kind
     with connection.cursor() as cursor:
         cursor.execute(_PLACED_KIND_SQL, [link_id])
         row = cursor.fetchone()
-    return None if row is None else row[0]
+    if row is None:
+        return None
+    if len(_PLACED_KINDS) >= PLACED_KINDS_KEPT:
+        _PLACED_KINDS.clear()
+    _PLACED_KINDS[link_id] = row[0]
+    return row[0]
 
 
 def grade_of(user_id: int, placement_id: int, *, lock: bool = False) -> Grade | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login as auth_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
@@ -15,7 +14,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from lti import deep_link_relay
-from lti.access import grant_launch
+from lti.access import grant_launch, sign_in
 from lti.deep_linking import response_jwt
 from lti.dynamic_registration import tool_urls
 from lti.http import platform_url_ok
@@ -138,7 +137,7 @@ def demo_launch(request: HttpRequest) -> HttpResponse:
         membership = demo_member(role, translation.get_language(), returning)
     except ActivityNotLoaded as error:
         return refuse(request, error.message, status=error.status_code)
-    auth_login(request, membership.user, backend=AUTH_BACKEND)
+    sign_in(request, membership.user, AUTH_BACKEND)
     grant_launch(request, membership)
     response = redirect(landing(placement, membership).url)
     # The same browser comes back as the same demo student (or instructor), with their

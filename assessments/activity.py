@@ -51,16 +51,17 @@ def _plan_grades(link: ResourceLink, apply_key: bool, user_id: int | None):
 
 
 def _resume(link: ResourceLink, user_id: int) -> Landing | None:
-    """The question the student was on, in their attempt in progress."""
-    from .selectors import attempt_in_progress
-    from .views import question_page
+    """The question the student was on, in their attempt in progress (read in the active
+    language, the launch's)."""
+    from .selectors import attempt_in_progress_view
+    from .views import render_question
 
-    public_id = attempt_in_progress(link.pk, user_id)
-    if public_id is None:
+    view = attempt_in_progress_view(link.pk, user_id, get_language())
+    if view is None:
         return None
     return Landing(
-        reverse("assessments:attempt", args=[public_id]),
-        page=partial(question_page, public_id=public_id),
+        reverse("assessments:attempt", args=[view.attempt.public_id]),
+        page=partial(render_question, view=view),
     )
 
 

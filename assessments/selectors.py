@@ -410,13 +410,15 @@ class AttemptView:
 
 # The attempt, every column, and its answers: one row per answer (one row with no answer
 # before the first). Portable SQL: `make run` serves it from SQLite.
-_OWN_ATTEMPT_SQL = f"""
-SELECT a.id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT), a.placement_id, a.number,
-       a.language, a.started_at, a.finished_at, a.score, a.max_score, a.is_last_finished,
-       a.is_highest, r.question_id, r.option_id, r.is_correct
+_ATTEMPT_VIEW_SQL = f"""
+SELECT a.public_id, a.id, a.user_id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT),
+       a.placement_id, a.number, a.language, a.started_at, a.finished_at, a.score, a.max_score,
+       a.is_last_finished, a.is_highest, r.question_id, r.option_id, r.is_correct
 FROM {Attempt._meta.db_table} a LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
-WHERE a.public_id = %s AND a.user_id = %s
-"""
+WHERE """
+_OWN_ATTEMPT_SQL = _ATTEMPT_VIEW_SQL + "a.public_id = %s AND a.user_id = %s"
+# At most one row set: the attempt_one_in_progress constraint.
+_IN_PROGRESS_SQL = _ATTEMPT_VIEW_SQL + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
 
 
@@ -430,17 +432,33 @@ def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView 
     the page's time building them; the content comes from the version's layout (read once
     per process)."""
     field = Attempt._meta.get_field("public_id")
+    return _read_attempt_view(
+        _OWN_ATTEMPT_SQL, [field.get_db_prep_value(public_id, connection), user.pk], language
+    )
+
+
+def attempt_in_progress_view(placement_id: int, user_id: int, language: str) -> AttemptView | None:
+    """The student's attempt in progress on the placement, as ``own_attempt_view`` reads
+    it, or None: a launch's landing names its address and renders its question from this
+    one statement (decisions 58 and 62)."""
+    return _read_attempt_view(
+        _IN_PROGRESS_SQL, [placement_id, user_id, AttemptState.IN_PROGRESS.value], language
+    )
+
+
+def _read_attempt_view(sql: str, parameters: list, language: str) -> AttemptView | None:
     with connection.cursor() as cursor:
-        cursor.execute(_OWN_ATTEMPT_SQL, [field.get_db_prep_value(public_id, connection), user.pk])
+        cursor.execute(sql, parameters)
         rows = cursor.fetchall()
     if not rows:
         return None
-    (attempt_id, state, version_id, option_order, placement_id, number, started_in, started_at,
-     finished_at, score, max_score, is_last_finished, is_highest) = rows[0][:13]  # fmt: skip
+    (public_id, attempt_id, user_id, state, version_id, option_order, placement_id, number,
+     started_in, started_at, finished_at, score, max_score, is_last_finished,
+     is_highest) = rows[0][:15]  # fmt: skip
     loaded = {
         "id": attempt_id,
-        "public_id": public_id,
-        "user_id": user.pk,
+        "public_id": Attempt._meta.get_field("public_id").to_python(public_id),
+        "user_id": user_id,
         "placement_id": placement_id,
         "quiz_version_id": version_id,
         "number": number,
@@ -455,24 +473,8 @@ def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView 
         "is_highest": bool(is_highest),
     }
     attempt = Attempt.from_db(connection.alias, _ATTNAMES, [loaded[name] for name in _ATTNAMES])
-    answers = [(row[13], row[14], bool(row[15])) for row in rows if row[13] is not None]
+    answers = [(row[15], row[16], bool(row[17])) for row in rows if row[15] is not None]
     return _attempt_view(attempt, answers, language)
-
-
-_IN_PROGRESS_SQL = (
-    f"SELECT public_id FROM {Attempt._meta.db_table}"
-    " WHERE placement_id = %s AND user_id = %s AND state = %s"
-)
-
-
-def attempt_in_progress(placement_id: int, user_id: int) -> UUID | None:
-    """The public id of the student's attempt in progress on the placement, if any (there is
-    at most one: the ``attempt_one_in_progress`` constraint). Written out: a launch's landing
-    reads it, and the ORM took several times the statement to build it (decision 58)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_IN_PROGRESS_SQL, [placement_id, user_id, AttemptState.IN_PROGRESS.value])
-        row = cursor.fetchone()
-    return None if row is None else Attempt._meta.get_field("public_id").to_python(row[0])
 
 
 def _aware(value: datetime | None) -> datetime | None:

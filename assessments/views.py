@@ -119,13 +119,18 @@ def question_page(request: HttpRequest, public_id: Any) -> HttpResponse:
     view = _own_attempt(request, public_id)
     if view.attempt.is_finished:
         return redirect("assessments:summary", public_id=public_id)
+    return render_question(request, view)
+
+
+def render_question(request: HttpRequest, view: selectors.AttemptView) -> HttpResponse:
+    """The page of an attempt in progress at its current question."""
     return render(
         request,
         "assessments/question.html",
         {
             "view": view,
             "question": view.current_question,
-            "page_address": reverse("assessments:attempt", args=[public_id]),
+            "page_address": reverse("assessments:attempt", args=[view.attempt.public_id]),
         },
     )
 

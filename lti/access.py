@@ -7,11 +7,14 @@ from __future__ import annotations
 from functools import wraps
 from typing import Any
 
+from django.contrib import auth
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext as _
 
 from . import handoff
@@ -20,10 +23,32 @@ from .models import Membership, ResourceLink, Role
 SESSION_KEY = "lti_launched_contexts"
 
 
+def sign_in(request: HttpRequest, user: User, backend: str) -> None:
+    """Signs the browser in as ``user``, unless its session is that sign-in already: the same
+    user, by the same backend, with the password it was made with (a student opening the
+    activity again from the same browser). Django's login would only write the session again
+    (a statement and a cache write on each such launch) and rotate its CSRF token, which
+    belongs to this same sign-in."""
+    session = request.session
+    if (
+        session.get(auth.SESSION_KEY) == user._meta.pk.value_to_string(user)
+        and session.get(auth.BACKEND_SESSION_KEY) == backend
+        and constant_time_compare(
+            session.get(auth.HASH_SESSION_KEY, ""), user.get_session_auth_hash()
+        )
+    ):
+        request.user = user
+        return
+    auth.login(request, user, backend=backend)
+
+
 def grant_launch(request: HttpRequest, membership: Membership) -> None:
-    launched = dict(request.session.get(SESSION_KEY, {}))
-    launched[str(membership.context_id)] = membership.role
-    request.session[SESSION_KEY] = launched
+    """The session may reach the membership's course with its role (written only when that
+    changes it)."""
+    launched = request.session.get(SESSION_KEY, {})
+    context = str(membership.context_id)
+    if launched.get(context) != membership.role:
+        request.session[SESSION_KEY] = {**launched, context: membership.role}
 
 
 def launched_contexts(request: HttpRequest) -> dict[int, Role]:

@@ -11,7 +11,6 @@ from importlib import import_module
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.contrib.auth import login as auth_login
 from django.core.exceptions import PermissionDenied
 from django.http import (
     HttpRequest,
@@ -34,7 +33,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from . import claims as c
 from . import deep_link_relay, handoff, oidc
-from .access import grant_launch, placement_in_launch
+from .access import grant_launch, placement_in_launch, sign_in
 from .course import course_side
 from .dynamic_registration import (
     RegistrationError,
@@ -219,7 +218,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         with translation.override(language or translation.get_language()):
             return refuse(request, error)
 
-    auth_login(request, result.user, backend=AUTH_BACKEND)
+    sign_in(request, result.user, AUTH_BACKEND)
     grant_launch(request, result.membership)
     language = language_for_locale(message.locale)
     if language:

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from tests.lti_platform import ROLE, start_login
+from tests.lti_platform import ROLE, launch, start_login
 
 pytestmark = pytest.mark.django_db
 
@@ -62,3 +62,26 @@ def test_a_rate_limit_counts_a_window_s_later_requests_in_one_round_trip(platfor
     with redis_commands() as sent:
         start_login(browser, platform, user_id="stu-rt")
     assert _about(sent, "throttle_lti_login") == ["EVALSHA"]
+
+
+def test_a_launch_into_an_attempt_in_progress_reads_it_and_its_placement_once(platform):
+    """The landing reads the attempt in progress with its answers in the one statement its
+    page renders from, and the placement's kind, which never changes, once per process."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    from lti.models import ResourceLink
+    from tests.quiz_helpers import start
+
+    browser = Client()
+    launch(browser, platform, user_id="stu-resume")
+    attempt = start(browser, ResourceLink.objects.get(resource_link_id="rl-1").pk)
+    with CaptureQueriesContext(connection) as queries:
+        response = launch(browser, platform, user_id="stu-resume")
+    assert response.status_code == 200
+    assert "Question 1 of 8" in response.content.decode()
+    assert reverse("assessments:attempt", args=[attempt.public_id]) in response.content.decode()
+    sql = [query["sql"] for query in queries.captured_queries]
+    assert [text for text in sql if "activities_placement" in text] == [], sql
+    assert len([text for text in sql if "assessments_attempt" in text]) == 1, sql

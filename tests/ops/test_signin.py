@@ -91,16 +91,55 @@ def test_a_session_stored_before_the_launch_gets_a_new_key(platform):
     assert Session.objects.get(session_key=after).get_decoded()["before"] == "launch"
 
 
+def test_a_returning_browser_signed_in_already_writes_nothing_to_its_session(platform):
+    """The same student opening the same course again from the same browser is signed in
+    already and was let into that course: the launch neither signs in again nor stores the
+    session (no statement, no cache write), and the session's key and CSRF token stay."""
+    from django.core.cache import cache
+
+    from tests.lti.test_launch_round_trips import redis_commands
+
+    client = Client()
+    launch(client, platform, user_id="again")
+    key, csrf = client.cookies["sessionid"].value, client.cookies["csrftoken"].value
+    with CaptureQueriesContext(connection) as queries, redis_commands() as sent:
+        assert launch(client, platform, user_id="again").status_code == 302
+    assert _statements_on(queries, "django_session") == []
+    session_entry = cache.make_key(f"django.contrib.sessions.cached_db{key}")
+    assert [command for command, name in sent if name == session_entry] == ["GET"]
+    assert client.cookies["sessionid"].value == key
+    assert client.cookies["csrftoken"].value == csrf
+
+
+def test_a_session_whose_sign_in_no_longer_holds_is_replaced_at_the_launch(platform):
+    """Only a sign-in that still holds is kept: with the user's session hash changed (a new
+    password), the launch signs in anew, in a new session, as Django's login does."""
+    client = Client()
+    launch(client, platform, user_id="changed")
+    key = client.cookies["sessionid"].value
+    user = LtiUser.objects.get(sub="changed").user
+    user.set_password("a new password")
+    user.save()
+    assert launch(client, platform, user_id="changed").status_code == 302
+    assert client.cookies["sessionid"].value != key
+    assert not Session.objects.filter(session_key=key).exists()
+
+
 def test_a_returning_browser_stores_its_session_in_one_statement(platform):
-    """The same student launching again from the same browser keeps their session (Django
-    gives no new key to the user already signed in) and stores it in one UPDATE of its own:
-    Django's save wraps the ORM's in a transaction (BEGIN, the update, COMMIT; a savepoint
-    here, inside the test's transaction)."""
+    """The same student launching another course from the same browser keeps their session
+    (Django gives no new key to the user already signed in) and stores it, with that course,
+    in one UPDATE of its own: Django's save wraps the ORM's in a transaction (BEGIN, the
+    update, COMMIT; a savepoint here, inside the test's transaction)."""
     client = Client()
     launch(client, platform, user_id="again")
     key = client.cookies["sessionid"].value
     with CaptureQueriesContext(connection) as queries:
-        assert launch(client, platform, user_id="again").status_code == 302
+        assert (
+            launch(
+                client, platform, user_id="again", context_id="course-2", resource_link_id="rl-2"
+            ).status_code
+            == 302
+        )
     sql = [query["sql"] for query in queries.captured_queries]
     on_sessions = [index for index, text in enumerate(sql) if '"django_session"' in text]
     assert [sql[index].split()[0] for index in on_sessions] == ["UPDATE"], sql
@@ -110,6 +149,7 @@ def test_a_returning_browser_stores_its_session_in_one_statement(platform):
     assert client.cookies["sessionid"].value == key
     stored = Session.objects.get(session_key=key).get_decoded()
     assert stored["_auth_user_id"] == str(LtiUser.objects.get(sub="again").user_id)
+    assert len(stored["lti_launched_contexts"]) == 2
 
 
 def test_a_session_ended_elsewhere_is_not_written_back():
