@@ -85,3 +85,36 @@ def test_a_launch_into_an_attempt_in_progress_reads_it_and_its_placement_once(pl
     sql = [query["sql"] for query in queries.captured_queries]
     assert [text for text in sql if "activities_placement" in text] == [], sql
     assert len([text for text in sql if "assessments_attempt" in text]) == 1, sql
+
+
+def test_a_process_reads_a_platform_s_key_set_from_the_cache_once_in_a_while(platform):
+    """Each launch needs its platform's key set: a process keeps it as it read it from the
+    cache for a few seconds, then reads it again (lti.platform_keys)."""
+    from lti import platform_keys
+
+    launch(Client(), platform, user_id="stu-keys")  # this process has read it now
+    with redis_commands() as sent:
+        assert launch(Client(), platform, user_id="stu-keys").status_code == 302
+    assert _about(sent, "lti:jwks:set") == []
+    url = platform.server.url("/jwks")
+    read_at, keyset = platform_keys._read[url]
+    platform_keys._read[url] = (read_at - platform_keys.PROCESS_SECONDS, keyset)  # time passed
+    with redis_commands() as sent:
+        assert launch(Client(), platform, user_id="stu-keys").status_code == 302
+    assert _about(sent, "lti:jwks:set") == ["GET"]
+
+
+def test_a_key_another_process_refetched_serves_here_at_once(platform, platform_server):
+    """The platform rotated its key and another process refetched the set (and holds the
+    refetch's limit): a launch signed with the new key finds it in the cache here, though
+    this process still keeps the old set."""
+    from lti import platform_keys
+
+    launch(Client(), platform, user_id="stu-rotated")  # this process keeps the old set
+    platform.rotate_key()
+    url = platform_server.url("/jwks")
+    cache.set(platform_keys._cache_key(url, "set"), platform_server.jwks, 3600)  # the other's
+    cache.set(platform_keys._cache_key(url, "refetch"), True, 300)  # its limit
+    fetched = platform_server.requests.count(("GET", "/jwks"))
+    assert launch(Client(), platform, user_id="stu-rotated").status_code == 302
+    assert platform_server.requests.count(("GET", "/jwks")) == fetched  # none from here
