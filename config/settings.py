@@ -147,13 +147,19 @@ elif (
     DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
     and os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0"
 ):
-    # Each connection plans a statement once after its fifth use and keeps the plan
-    # (psycopg's prepared statements, which need server-side binding; decision 51): planning
-    # a statement of the answer loop cost PostgreSQL several times running it. 0 turns it
-    # off for a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).
-    # Added to the URL's own options (?sslmode=require stays).
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=True, prepare_threshold=5
+    # Each connection prepares a statement the first time it runs it and plans it once, for
+    # any parameters (psycopg's prepared statements, which need server-side binding, decision
+    # 51; PostgreSQL's generic plans, decision 64): planning a statement of the answer loop or
+    # a launch cost PostgreSQL several times running it, and a new worker paid it for a
+    # statement's first ten runs. 0 turns it off for a pooler in transaction mode that cannot
+    # keep them (PgBouncer before 1.21). Added to the URL's own options (?sslmode=require
+    # stays; a libpq `options` of its own comes first).
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _libpq_options = (_options.get("options"), "-c plan_cache_mode=force_generic_plan")
+    _options.update(
+        server_side_binding=True,
+        prepare_threshold=0,
+        options=" ".join(part for part in _libpq_options if part),
     )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with a health check that asks the socket first (decision 62).

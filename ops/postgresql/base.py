@@ -1,5 +1,6 @@
 """Django's PostgreSQL backend (``ENGINE = "ops.postgresql"``), whose connection health check
-asks the connection's socket before it asks the server.
+asks the connection's socket before it asks the server, and whose cursors prepare only
+statements with parameters.
 
 With ``CONN_HEALTH_CHECKS`` Django sends ``SELECT 1`` before the first statement of every
 request that reuses a connection, so that a PostgreSQL restarted meanwhile (or an
@@ -9,6 +10,12 @@ FATAL message, then end of file), where an idle connection in autocommit has not
 So an idle socket with nothing to read is taken as usable without asking; one with something
 to read gets Django's own check, which reads it (a server's notice, a TLS record) and tells a
 live connection from an ended one (decision 62).
+
+With ``prepare_threshold`` 0 (config/settings.py, decision 64) psycopg prepares every
+statement the first time it runs; PostgreSQL prepares one command at a time, and Django's
+schema editor sends several in one text (a migration's ``ALTER TABLE ...; SET CONSTRAINTS
+...``). A statement without parameters (a migration's, a ``SET``) is one-off text that a plan
+kept would not serve again: it runs unprepared.
 """
 
 from __future__ import annotations
@@ -18,7 +25,20 @@ import select
 from django.db.backends.postgresql import base
 
 
+class ParameterPreparingCursor(base.ServerBindingCursor):
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        if prepare is None and not params:
+            prepare = False
+        return super().execute(query, params, prepare=prepare, binary=binary)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self) -> dict:
+        params = super().get_connection_params()
+        if params.get("cursor_factory") is base.ServerBindingCursor:
+            params["cursor_factory"] = ParameterPreparingCursor
+        return params
+
     def is_usable(self) -> bool:
         connection = self.connection
         if connection is None or connection.closed or connection.broken:

@@ -44,3 +44,23 @@ def test_a_repeated_read_is_prepared_and_survives_a_column_added_under_it(
     finally:
         deploy.execute(f"ALTER TABLE {table} DROP COLUMN IF EXISTS added_by_a_deploy")
         deploy.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_is_planned_once_for_any_parameters_from_its_first_run(learner, placement):
+    """A new worker's first launches paid PostgreSQL's planning for each of their statements
+    (psycopg prepared a statement on its sixth run, and PostgreSQL planned a prepared one
+    anew for its first five): a statement with parameters is prepared at its first run and
+    planned once, generically (decision 64). One without parameters runs as it is: a
+    migration's text holds several commands, which no prepared statement can."""
+    connection.close()  # a new connection, as a new worker's
+    assert grade_of(learner.pk, placement.pk) is None  # its first run
+    prepared = [
+        text for text in prepared_statements() if f"FROM {Grade._meta.db_table} WHERE" in text
+    ]
+    assert len(prepared) == 1, prepared
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
+        cursor.execute("SELECT 1; SELECT 2")  # several commands, no parameters: not refused
+        assert cursor.fetchone() == (1,)

@@ -70,7 +70,8 @@ SHOW_DATABASE_OPTIONS = (
     "import django, json; django.setup(); from django.conf import settings as s; "
     "print(json.dumps(s.DATABASES['default'].get('OPTIONS', {}), sort_keys=True))"
 )
-PREPARED = {"prepare_threshold": 5, "server_side_binding": True}
+GENERIC_PLANS = "-c plan_cache_mode=force_generic_plan"
+PREPARED = {"prepare_threshold": 0, "server_side_binding": True, "options": GENERIC_PLANS}
 
 
 @pytest.mark.worker
@@ -80,6 +81,12 @@ PREPARED = {"prepare_threshold": 5, "server_side_binding": True}
         # The URL's own options (TLS to a managed database) stay, whatever is added.
         ("postgres://u@db:5432/gcquiz?sslmode=require", "1", {"sslmode": "require", **PREPARED}),
         ("postgres://u@db:5432/gcquiz?sslmode=require", "0", {"sslmode": "require"}),
+        # A libpq `options` of the URL's own comes first.
+        (
+            "postgres://u@db:5432/gcquiz?options=-c%20statement_timeout%3D5000",
+            "1",
+            {**PREPARED, "options": f"-c statement_timeout=5000 {GENERIC_PLANS}"},
+        ),
         # psycopg's options only for PostgreSQL: another backend would refuse them.
         ("sqlite:///gcquiz.sqlite3", "1", {"init_command", "timeout", "transaction_mode"}),
     ],
