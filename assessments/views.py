@@ -110,12 +110,6 @@ def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
 @require_GET
 @launch_required
 def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
-    return question_page(request, public_id)
-
-
-def question_page(request: HttpRequest, public_id: Any) -> HttpResponse:
-    """The attempt's current question; also a launch's answer where it lands there (decision
-    60), which names this page's address for the browser to show and reload."""
     view = _own_attempt(request, public_id)
     if view.attempt.is_finished:
         return redirect("assessments:summary", public_id=public_id)
@@ -123,7 +117,9 @@ def question_page(request: HttpRequest, public_id: Any) -> HttpResponse:
 
 
 def render_question(request: HttpRequest, view: selectors.AttemptView) -> HttpResponse:
-    """The page of an attempt in progress at its current question."""
+    """The page of an attempt in progress at its current question; also a launch's answer
+    where it lands there (decision 60), naming this page's address for the browser to show
+    and reload."""
     return render(
         request,
         "assessments/question.html",
