@@ -6,6 +6,6 @@ class LtiConfig(AppConfig):
     verbose_name = "LTI 1.3"
 
     def ready(self) -> None:
-        # Signal receivers: backends keeps the user cache true; middleware bumps the framing
-        # origins' version whenever any process (a command included) saves a registration.
-        from . import backends, middleware  # noqa: F401
+        # Signal receivers: backends keeps the user cache true; registrations_memo bumps the
+        # registrations' version whenever any process (a command included) changes one.
+        from . import backends, registrations_memo  # noqa: F401

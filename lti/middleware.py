@@ -9,41 +9,15 @@ registration page, framed by the platform that is registering)."""
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import DatabaseError
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
+from . import registrations_memo
 from .models import Registration
-
-# Kept per process. A registration saved or deleted (by any process, a command included)
-# bumps a version in the shared cache, which each process reads at most once every
-# VERSION_CHECK_SECONDS rather than on every response (a cache read per page was as costly
-# as the rest of the page's cache work): a new platform may frame the tool (e.g. its
-# deep-linking picker) at once in the process that registered it and within that second in
-# every other. The minute bounds how stale a process can be while the cache is unreachable.
-VERSION_CHECK_SECONDS = 1.0
-MEMO_SECONDS = 60
-REGISTRATIONS_VERSION_KEY = "lti:registrations:version"
-
-
-@dataclass
-class _Origins:
-    version: object
-    check_after: float  # when to read the version again
-    expires: float
-    origins: list[str]
-
-
-_memo: dict[str, _Origins] = {}
 
 
 def _origin(url: str) -> str | None:
@@ -54,37 +28,30 @@ def _origin(url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
 
 
+FRAMING_ORIGINS = "framing origins"  # their key in lti.registrations_memo
+
+
 def frame_ancestors() -> list[str]:
-    now = time.monotonic()
-    memo = _memo.get("origins")
-    if memo and now < memo.check_after:
-        return memo.origins
-    version = cache.get(REGISTRATIONS_VERSION_KEY)
-    if memo and memo.version == version and now < memo.expires:
-        memo.check_after = min(now + VERSION_CHECK_SECONDS, memo.expires)
-        return memo.origins
-    found = set(settings.LTI_FRAME_ANCESTORS)
+    """The origins that may frame the tool: the operator's LTI_FRAME_ANCESTORS and every
+    active registration's platform, kept per process (lti.registrations_memo)."""
     try:
-        registered = list(
-            Registration.objects.filter(is_active=True).values_list("issuer", "auth_login_url")
+        # Kept even when empty: a tool with no platform yet still answers every page.
+        return registrations_memo.remembered(
+            FRAMING_ORIGINS, _framing_origins, keep=lambda _origins: True
         )
     except DatabaseError:
         # The database is down: keep what was known (the probes must still answer).
-        return memo.origins if memo else sorted(found)
+        return registrations_memo.last_known(FRAMING_ORIGINS) or sorted(
+            settings.LTI_FRAME_ANCESTORS
+        )
+
+
+def _framing_origins() -> list[str]:
+    found = set(settings.LTI_FRAME_ANCESTORS)
+    registered = Registration.objects.filter(is_active=True).values_list("issuer", "auth_login_url")
     for issuer, login_url in registered:
         found.update(filter(None, (_origin(issuer), _origin(login_url))))
-    origins = sorted(found)
-    expires = now + MEMO_SECONDS
-    _memo["origins"] = _Origins(
-        version, min(now + VERSION_CHECK_SECONDS, expires), expires, origins
-    )
-    return origins
-
-
-@receiver([post_save, post_delete], sender=Registration)
-def _registrations_changed(**kwargs) -> None:
-    _memo.clear()
-    cache.set(REGISTRATIONS_VERSION_KEY, secrets.token_hex(8), None)
+    return sorted(found)
 
 
 PERMISSIONS_POLICY = ", ".join(

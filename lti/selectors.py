@@ -18,6 +18,7 @@ from django.db import connection
 
 from ops.rows import Part, instances, select_list
 
+from . import registrations_memo
 from .models import Context, Deployment, LtiUser, Membership, Registration, ResourceLink
 
 _REGISTRATION = Part(Registration, "r")
@@ -43,13 +44,18 @@ def active_registrations(
     """The issuer's active registrations with the client id (at most one), or without a
     client id up to two of them, each with its deployment ``deployment_id`` (active or not:
     the launch says which of the two it refuses) or None. One statement, for the login and
-    for the launch."""
-    params: list[str | bool] = [deployment_id, issuer, True]
-    if client_id:
-        params.append(client_id)
-    with connection.cursor() as cursor:
-        cursor.execute(_registrations_sql(bool(client_id)), params)
-        rows = cursor.fetchall()
+    for the launch, whose rows each process keeps (lti.registrations_memo) where it found
+    the registration and the deployment asked for: a launch naming a made-up deployment is
+    read again, and does not take a place. Each call makes its own instances."""
+    rows = registrations_memo.remembered(
+        ("registrations", issuer, client_id, deployment_id),
+        lambda: _registration_rows(issuer, client_id, deployment_id),
+        keep=lambda rows: (
+            bool(rows) and all(_has_deployment(row) for row in rows)
+            if deployment_id
+            else bool(rows)
+        ),
+    )
     found = []
     for row in rows:
         registration, deployment = instances(row, [_REGISTRATION, _DEPLOYMENT])
@@ -59,6 +65,21 @@ def active_registrations(
             deployment.registration = registration
         found.append((registration, deployment))
     return found
+
+
+def _registration_rows(issuer: str, client_id: str, deployment_id: str) -> tuple[tuple, ...]:
+    params: list[str | bool] = [deployment_id, issuer, True]
+    if client_id:
+        params.append(client_id)
+    with connection.cursor() as cursor:
+        cursor.execute(_registrations_sql(bool(client_id)), params)
+        return tuple(tuple(row) for row in cursor.fetchall())
+
+
+def _has_deployment(row: tuple) -> bool:
+    """Whether the row's deployment part (after the registration's columns) was found."""
+    deployment = row[len(_REGISTRATION.fields) :]
+    return deployment[_DEPLOYMENT.fields.index(Deployment._meta.pk)] is not None
 
 
 @dataclass(frozen=True)

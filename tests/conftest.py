@@ -86,6 +86,15 @@ def _marked_for_what_it_starts(request, monkeypatch):
         monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
 
 
+@pytest.fixture(autouse=True)
+def _registrations_memo_forgotten():
+    """A test's registrations are rolled back at its end, which fires no signal: the next
+    test must not find them kept in this process (lti.registrations_memo)."""
+    from lti import registrations_memo
+
+    registrations_memo.forget()
+
+
 @pytest.fixture(scope="session")
 def seed_content():
     return read_quiz_file(SEED_QUIZ_FILE)

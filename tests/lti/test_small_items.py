@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from lti.middleware import VERSION_CHECK_SECONDS
 from lti.models import Role
+from lti.registrations_memo import VERSION_CHECK_SECONDS
 from tests.quiz_helpers import launched_client
 from tests.workers import _env
 
@@ -123,21 +123,21 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_seco
 def test_the_registrations_version_is_read_at_most_once_a_second(client, monkeypatch):
     """Pages do not each read the shared version of the registrations (a cache round trip
     per response): a process reads it again only after VERSION_CHECK_SECONDS."""
-    from lti import middleware
+    from lti import registrations_memo
 
-    middleware._memo.clear()
+    registrations_memo.forget()
     reads = []
-    real_get = middleware.cache.get
+    real_get = registrations_memo.cache.get
 
     def counted(key, *args, **kwargs):
-        if key == middleware.REGISTRATIONS_VERSION_KEY:
+        if key == registrations_memo.REGISTRATIONS_VERSION_KEY:
             reads.append(time.monotonic())
         return real_get(key, *args, **kwargs)
 
-    monkeypatch.setattr(middleware.cache, "get", counted)
+    monkeypatch.setattr(registrations_memo.cache, "get", counted)
     for _ in range(5):
         client.get("/")
     assert len(reads) == 1
-    middleware._memo["origins"].check_after = time.monotonic()  # the second has passed
+    registrations_memo._check_after[0] = time.monotonic()  # the second has passed
     client.get("/")
     assert len(reads) == 2

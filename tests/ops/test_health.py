@@ -56,9 +56,10 @@ def test_readyz_stays_ready_but_degraded_while_redis_is_down(
 
 @pytest.mark.django_db(transaction=True)
 def test_readyz_fails_while_the_database_is_unreachable_and_recovers(client):
-    from lti.middleware import _memo
+    from lti import registrations_memo
 
-    _memo.clear()  # no framing origins known yet: the middleware must not need the database
+    # No framing origins known: the middleware must not need the database.
+    registrations_memo.forget()
     real_port = connection.settings_dict["PORT"]
     connection.close()
     connection.settings_dict["PORT"] = "9"  # nothing listens there: the database is "down"
