@@ -181,6 +181,32 @@ def test_replayed_nonce_under_a_fresh_state_is_refused(client, platform):
     )
 
 
+@pytest.mark.parametrize("first_from", ["cache", "database"])
+def test_a_state_kept_twice_still_launches_once(client, platform, first_from):
+    """A login whose state reached Redis although its add timed out is kept in the database
+    too: each copy can be taken once, and the used nonce refuses the second launch, whichever
+    copy the first one took."""
+    from django.core.cache import cache
+
+    from lti import oidc
+
+    auth = start_login(client, platform)
+    key = f"lti:state:{auth['state']}"
+    record = cache.get(key)
+    oidc._keep_in_database(key, record, 600)
+    if first_from == "database":
+        cache.delete(key)
+    token = platform.sign(standard_claims(platform, auth))
+    assert post_launch(client, token, auth["state"]).status_code == 302
+    if first_from == "database":
+        cache.set(key, record, 600)  # the other copy, in the cache
+    client.logout()  # which also drops every cookie
+    # The same browser posting twice at once: the second post still carries the state
+    # cookie that the first one's answer removes.
+    client.cookies[f"lti_state_{auth['state']}"] = auth["state"]
+    refused(post_launch(client, token, auth["state"]), 400, "already used (nonce replayed)", client)
+
+
 def test_state_from_another_browser_is_refused(client, platform):
     auth = start_login(client, platform)
     token = platform.sign(standard_claims(platform, auth))
