@@ -22,7 +22,9 @@ class AssessmentsConfig(AppConfig):
             )
 
     def warm_up(self) -> None:
-        """A web worker's warm-up (ops.warmup): the quizzes' current content."""
-        from .selectors import read_current_versions
+        """A web worker's warm-up (ops.warmup): the quizzes' current content, and the
+        attempt pages' statements prepared."""
+        from .selectors import prepare_attempt_reads, read_current_versions
 
         read_current_versions()
+        prepare_attempt_reads()

@@ -446,6 +446,16 @@ def attempt_in_progress_view(placement_id: int, user_id: int, language: str) -> 
     )
 
 
+def prepare_attempt_reads() -> None:
+    """Runs the attempt pages' two statements once, for nobody (a web worker's warm-up), so
+    that each is prepared and planned on the worker's connection (decision 64) before a
+    student's page or launch needs it."""
+    nobody = Attempt._meta.get_field("public_id").get_db_prep_value(UUID(int=0), connection)
+    in_progress = AttemptState.IN_PROGRESS.value
+    _read_attempt_view(_OWN_ATTEMPT_SQL, [nobody, 0], settings.LANGUAGE_CODE)
+    _read_attempt_view(_IN_PROGRESS_SQL, [0, 0, in_progress], settings.LANGUAGE_CODE)
+
+
 def _read_attempt_view(sql: str, parameters: list, language: str) -> AttemptView | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, parameters)

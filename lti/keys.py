@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 
+import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.db import IntegrityError, transaction
@@ -53,6 +54,17 @@ def signing_key() -> ToolKey:
             return _new_key(ToolKeyState.ACTIVE)
     except IntegrityError:  # another process made the first key at the same moment
         return ToolKey.objects.get(state=ToolKeyState.ACTIVE)
+
+
+def exercise_signatures() -> None:
+    """Signs a throwaway token with the tool's active key and verifies it (a web worker's
+    warm-up): OpenSSL looks its algorithms up on their first use in a process, which was
+    about a millisecond of a worker's first launch. Makes no key where there is none."""
+    key = ToolKey.objects.filter(state=ToolKeyState.ACTIVE).first()
+    if key is None:
+        return
+    token = jwt.encode({"warm-up": True}, key.private_key_pem, algorithm="RS256")
+    jwt.decode(token, jwt.PyJWK(key.public_jwk, algorithm="RS256"), algorithms=["RS256"])
 
 
 def published_jwks() -> dict:

@@ -69,6 +69,15 @@ def _find(keyset: dict, kid: str) -> dict | None:
     )
 
 
+def remember_cached_keysets(keyset_urls: list[str]) -> None:
+    """Keeps in this process the key sets the cache holds (a worker's warm-up): nothing is
+    fetched from a platform here, so a platform that is down does not hold a worker up."""
+    for url in keyset_urls:
+        keyset = cache.get(_cache_key(url, "set"))
+        if keyset:
+            _read[url] = (time.monotonic(), keyset)
+
+
 def forget_keyset(keyset_url: str) -> None:
     """Drop the cached keyset and the refetch limit, e.g. after fixing a registration."""
     _read.pop(keyset_url, None)

@@ -148,3 +148,28 @@ def known_member(
         assert isinstance(link, ResourceLink)
         link.context = context
     return KnownMember(lti_user, user, context, membership, link)
+
+
+# A worker's warm-up reads at most this many deployments' rows: an installation has a few
+# platforms, and one with hundreds reads the rest on demand.
+WARM_UP_DEPLOYMENTS = 20
+
+
+def remember_registrations() -> list[str]:
+    """What a web worker's first logins and launches would read (ops.warmup): the active
+    registrations' rows as both look them up, kept (lti.registrations_memo), and the
+    member's statement run once, so that it is prepared and planned on this worker's
+    connection (decision 64) before a launch needs it. Returns the key set URLs."""
+    deployments = (
+        Deployment.objects.filter(registration__is_active=True)
+        .select_related("registration")
+        .order_by("-pk")[:WARM_UP_DEPLOYMENTS]
+    )
+    keyset_urls = []
+    for deployment in deployments:
+        registration = deployment.registration
+        active_registrations(registration.issuer, registration.client_id)
+        active_registrations(registration.issuer, registration.client_id, deployment.deployment_id)
+        keyset_urls.append(registration.keyset_url)
+        known_member(deployment, "", "", None)  # nobody: only prepared
+    return sorted(set(keyset_urls))

@@ -24,7 +24,9 @@ from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.http import HttpRequest
 from django.template import engines
+from django.template.loader import render_to_string
 from django.urls import get_resolver
 from django.utils import translation
 
@@ -55,11 +57,19 @@ def _project_template_folders() -> list[Path]:
 
 
 def _templates() -> None:
-    """Every template of the project, compiled into the cached loader."""
+    """Every template of the project, compiled into the cached loader; and the base page
+    rendered once in each language, which imports the context processors and fills the
+    page's cached fragments (its first render in a worker did, on a student's page)."""
     engine = engines["django"]
     for folder in _project_template_folders():
         for path in sorted(folder.rglob("*.html")):
             engine.get_template(path.relative_to(folder).as_posix())
+    request = HttpRequest()
+    request.method, request.path = "GET", "/"
+    request.META = {"SERVER_NAME": "localhost", "SERVER_PORT": "80"}
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            render_to_string("base.html", request=request)
 
 
 def _connections() -> None:
