@@ -29,6 +29,18 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
     }
 
 
+def in_another_process(code: str) -> None:
+    """Runs ``code`` in ``manage.py shell`` in a process of its own (an admin's change, a
+    command), against the test database."""
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=settings.BASE_DIR,
+        env=_env(None),
+        check=True,
+        timeout=120,
+    )
+
+
 def start_worker(
     queue: str,
     env: dict[str, str] | None = None,

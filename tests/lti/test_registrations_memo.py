@@ -4,8 +4,6 @@ effect at once here and within a second in every other process."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from lti.claims import DEPLOYMENT_ID
 from lti.models import Deployment
 from lti.registrations_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch, standard_claims, start_login
-from tests.workers import _env
+from tests.workers import in_another_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,19 +86,9 @@ def test_a_deployment_turned_off_in_another_process_refuses_launches_here_within
     and refuses the next launch."""
     assert launch(Client(), platform, user_id="stu-far").status_code == 302
     turned_off_from = time.monotonic()
-    subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "shell",
-            "-c",
-            "from lti.models import Deployment; d = Deployment.objects.get(); "
-            "d.is_active = False; d.save()",
-        ],
-        cwd=ROOT,
-        env=_env(None),
-        check=True,
-        timeout=120,
+    in_another_process(
+        "from lti.models import Deployment; d = Deployment.objects.get(); "
+        "d.is_active = False; d.save()"
     )
     time.sleep(max(0.0, turned_off_from + VERSION_CHECK_SECONDS - time.monotonic()))
     refused = launch(Client(), platform, user_id="stu-far")

@@ -4,8 +4,6 @@ sentence, and a new registration allowed to frame the tool in every process at o
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from io import StringIO
@@ -18,7 +16,7 @@ from django.urls import reverse
 from lti.models import Role
 from lti.registrations_memo import VERSION_CHECK_SECONDS
 from tests.quiz_helpers import launched_client
-from tests.workers import _env
+from tests.workers import in_another_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,22 +94,12 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_seco
     assert "https://moodle.example.edu" not in before
     registered_from = time.monotonic()
 
-    subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "shell",
-            "-c",
-            "from lti.models import Registration; Registration.objects.create("
-            "issuer='https://moodle.example.edu', client_id='c-1', "
-            "auth_login_url='https://moodle.example.edu/mod/lti/auth.php', "
-            "auth_token_url='https://moodle.example.edu/mod/lti/token.php', "
-            "keyset_url='https://moodle.example.edu/mod/lti/certs.php')",
-        ],
-        cwd=ROOT,
-        env=_env(None),
-        check=True,
-        timeout=120,
+    in_another_process(
+        "from lti.models import Registration; Registration.objects.create("
+        "issuer='https://moodle.example.edu', client_id='c-1', "
+        "auth_login_url='https://moodle.example.edu/mod/lti/auth.php', "
+        "auth_token_url='https://moodle.example.edu/mod/lti/token.php', "
+        "keyset_url='https://moodle.example.edu/mod/lti/certs.php')"
     )
 
     time.sleep(max(0.0, registered_from + VERSION_CHECK_SECONDS - time.monotonic()))
