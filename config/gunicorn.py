@@ -65,8 +65,8 @@ def post_worker_init(worker) -> None:
     from ops.warmup import warm_up
 
     worker.requests_served = 0
-    # What its first requests would build, built before it takes one (decision 59).
-    warm_up()
+    # What its first requests would build, built before it takes one (decisions 59, 66).
+    warm_up(worker.wsgi)
     if GC_FREEZE:
         gc.collect()
         gc.freeze()

@@ -16,7 +16,9 @@ arguments (as Django calls ``ready()``).
 
 from __future__ import annotations
 
+import io
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,15 +89,59 @@ def _apps() -> None:
 STEPS: tuple[Callable[[], None], ...] = (_urls, _translations, _templates, _connections, _apps)
 
 
-def warm_up() -> list[str]:
-    """Build what a worker's first requests would; the names of the steps that failed."""
+def _allowed_host() -> str:
+    named = [host for host in settings.ALLOWED_HOSTS if host and "*" not in host]
+    return named[0].lstrip(".") if named else "localhost"
+
+
+def _home_page(application: Callable) -> None:
+    """The home page asked of the worker's own application, as a browser would ask it: what
+    only a request builds is built (Django's lazily compiled regular expressions, the
+    messages' storage, the framing origins, a first run of every middleware's code), which
+    made a worker's first login 10 ms against 2.5 in one process."""
+    host = _allowed_host()
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": "/",
+        "QUERY_STRING": "",
+        "SERVER_NAME": host,
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": host,
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr,
+    }
+    answered: list[str] = []
+
+    def start_response(status: str, _headers: list, _exc_info: object = None) -> None:
+        answered.append(status)
+
+    body = application(environ, start_response)
+    try:
+        for _chunk in body:
+            pass
+    finally:
+        if hasattr(body, "close"):
+            body.close()  # Django's request_finished: the connections as after any request
+    if not answered or answered[0][0] not in "23":
+        raise RuntimeError(f"the home page answered {answered[0] if answered else 'nothing'}")
+
+
+def warm_up(application: Callable | None = None) -> list[str]:
+    """Build what a worker's first requests would, and with the worker's WSGI
+    ``application`` ask it for the home page; the names of the steps that failed."""
     failed = []
-    for step in STEPS:
+    steps = [(step.__name__, step) for step in STEPS]
+    if application is not None:
+        steps.append(("_home_page", lambda: _home_page(application)))
+    for name, step in steps:
         try:
             step()
         except Exception as error:
-            logger.warning("warm-up step %s failed: %s", step.__name__, error)
-            failed.append(step.__name__)
+            logger.warning("warm-up step %s failed: %s", name, error)
+            failed.append(name)
     # A connection the settings would not keep (CONN_MAX_AGE 0), or one a step broke, is
     # not left for the first request.
     connection.close_if_unusable_or_obsolete()

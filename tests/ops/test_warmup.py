@@ -28,7 +28,8 @@ from assessments.models import Quiz
 from django.db import connection
 from lti import platform_keys, registrations_memo
 from ops.warmup import warm_up
-failed = warm_up()
+from config.wsgi import application
+failed = warm_up(application)
 loader = engines["django"].engine.template_loaders[0]
 prepared = []
 if not failed and connection.vendor == "postgresql":
@@ -46,6 +47,8 @@ print(json.dumps({
     ],
     "key sets kept": sorted(platform_keys._read),
     "prepared": prepared,
+    "framing origins kept": registrations_memo.last_known("framing origins") is not None,
+    "messages' storage imported": "django.contrib.messages.storage.fallback" in sys.modules,
 }))
 """
 
@@ -56,6 +59,7 @@ def warm_up_in_a_fresh_process(database_url: str) -> dict:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url,
         "LOG_LEVEL": "ERROR",
+        "ALLOWED_HOSTS": "tool.example.edu",
     }
     done = subprocess.run(
         [sys.executable, "-c", WARM_UP],
@@ -106,6 +110,9 @@ def test_a_worker_builds_what_its_first_requests_would(seed_content):
     assert 'FROM "lti_ltiuser" lu' in prepared  # the member's read
     assert "a.placement_id = $1 AND a.user_id = $2 AND a.state = $3" in prepared
     assert "a.public_id = $1 AND a.user_id = $2" in prepared
+    # What only a request builds: the home page was asked of the worker's application.
+    assert built["framing origins kept"]
+    assert built["messages' storage imported"]
 
 
 @pytest.mark.worker
