@@ -465,7 +465,7 @@ def test_a_gunicorn_worker_freezes_what_it_loaded_and_what_its_first_requests_bu
 
     from config import gunicorn
 
-    worker = SimpleNamespace()
+    worker = SimpleNamespace(wsgi=None)  # gunicorn gives its application; the home page aside
     gc.unfreeze()
     try:
         gunicorn.post_worker_init(worker)
@@ -496,7 +496,7 @@ def test_gc_freeze_0_leaves_the_collector_alone(monkeypatch):
     from config import gunicorn
 
     monkeypatch.setattr(gunicorn, "GC_FREEZE", False)
-    worker = SimpleNamespace()
+    worker = SimpleNamespace(wsgi=None)  # gunicorn gives its application; the home page aside
     gc.unfreeze()
     gunicorn.post_worker_init(worker)
     for _ in range(gunicorn.FREEZE_AFTER_REQUESTS):
