@@ -5,12 +5,12 @@ Every request once read these from the database: a launch and its login each wai
 statement for rows that change when an administrator registers a platform or turns one off
 (docs/benchmarks.md). Kept per process, they are checked against a version in the shared
 cache, which any process (a management command included) bumps when it saves or deletes a
-registration or a deployment, and which a process reads at most once every
-VERSION_CHECK_SECONDS rather than on every request (a cache read per page was as costly as
-the rest of the page's cache work). So a change applies at once in the process that made
-it and within that second in every other; MEMO_SECONDS bounds how stale a process can be
-while the cache is unreachable, or after a change no signal saw (an ``update()`` on a
-queryset, SQL by hand).
+registration or a deployment, once the change is committed, and which a process reads at
+most once every VERSION_CHECK_SECONDS rather than on every request (a cache read per page
+was as costly as the rest of the page's cache work). So a change applies at once in the
+process that made it and within a second of its commit in every other; MEMO_SECONDS bounds
+how stale a process can be while the cache is unreachable, after a change no signal saw (an
+``update()`` on a queryset, SQL by hand), or in the process whose change was rolled back.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -85,5 +86,12 @@ def forget() -> None:
 @receiver([post_save, post_delete], sender=Registration)
 @receiver([post_save, post_delete], sender=Deployment)
 def _registrations_changed(**kwargs: Any) -> None:
+    forget()  # this process at once: it reads its own transaction's rows
+    # The other processes once the change is committed: a version bumped before the commit
+    # could let one of them read the old rows again under the new version, and keep them.
+    transaction.on_commit(_bump_version)
+
+
+def _bump_version() -> None:
     forget()
     cache.set(REGISTRATIONS_VERSION_KEY, secrets.token_hex(8), None)

@@ -94,3 +94,21 @@ def test_a_deployment_turned_off_in_another_process_refuses_launches_here_within
     refused = launch(Client(), platform, user_id="stu-far")
     assert refused.status_code == 403
     assert "has been deactivated" in refused.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("platform")
+def test_the_shared_version_moves_once_the_change_is_committed():
+    """Bumped before the commit, the version would let another process read the old rows
+    again under the new version and keep them for a minute."""
+    from django.core.cache import cache
+    from django.db import transaction
+
+    key = registrations_memo.REGISTRATIONS_VERSION_KEY
+    before = cache.get(key)
+    with transaction.atomic():
+        deployment = Deployment.objects.get()
+        deployment.is_active = False
+        deployment.save()
+        assert cache.get(key) == before  # another process would still read the old rows
+    assert cache.get(key) != before
