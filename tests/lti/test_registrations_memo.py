@@ -5,7 +5,6 @@ effect at once here and within a second in every other process."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -18,8 +17,6 @@ from lti.models import Deployment
 from lti.registrations_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch, standard_claims, start_login
 from tests.workers import in_another_process
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _registration_reads(queries: CaptureQueriesContext) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -17,8 +16,6 @@ from lti.models import Role
 from lti.registrations_memo import VERSION_CHECK_SECONDS
 from tests.quiz_helpers import launched_client
 from tests.workers import in_another_process
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.usefixtures("db")
