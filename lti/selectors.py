@@ -51,9 +51,7 @@ def active_registrations(
         ("registrations", issuer, client_id, deployment_id),
         lambda: _registration_rows(issuer, client_id, deployment_id),
         keep=lambda rows: (
-            bool(rows) and all(_has_deployment(row) for row in rows)
-            if deployment_id
-            else bool(rows)
+            bool(rows) and (not deployment_id or all(_has_deployment(row) for row in rows))
         ),
     )
     found = []
@@ -165,11 +163,12 @@ def remember_registrations() -> list[str]:
         .select_related("registration")
         .order_by("-pk")[:WARM_UP_DEPLOYMENTS]
     )
-    keyset_urls = []
+    keyset_urls = set()
     for deployment in deployments:
         registration = deployment.registration
         active_registrations(registration.issuer, registration.client_id)
         active_registrations(registration.issuer, registration.client_id, deployment.deployment_id)
-        keyset_urls.append(registration.keyset_url)
-        known_member(deployment, "", "", None)  # nobody: only prepared
-    return sorted(set(keyset_urls))
+        keyset_urls.add(registration.keyset_url)
+    if deployments:
+        known_member(deployments[0], "", "", None)  # nobody: only prepared, once
+    return sorted(keyset_urls)
