@@ -11,6 +11,7 @@ from lti.course import Landing
 from lti.models import Membership, ResourceLink, Role
 
 from . import registry
+from .errors import OutsideLaunch
 from .selectors import placed_kind
 
 
@@ -26,12 +27,7 @@ def member_placement(
     related = ("placement", *(name for kind in kinds for name in kind.select_related))
     found = placement_in_launch(request, placement_id, related)
     if found is None:
-        raise PermissionDenied(
-            _(
-                "You are not enrolled in the course of this activity, or you did not open it "
-                "from that course. Open it from your course in the LMS."
-            )
-        )
+        raise PermissionDenied(OutsideLaunch().message)
     if activity is not None and not registry.places(found[0], activity):
         raise Http404(
             _("This activity is not a %(kind)s.") % {"kind": registry.kind(activity).label}

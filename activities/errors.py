@@ -4,6 +4,8 @@ reader sees and the HTTP status a view answers with."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 
 class DomainError(Exception):
     status_code = 400
@@ -29,3 +31,19 @@ class PreviewOutdated(DomainError):
     """A regrade confirmed from a preview that no longer matches what it would do."""
 
     status_code = 409
+
+
+class OutsideLaunch(DomainError):
+    """The activity's course is not one this session may reach now: it was not launched into
+    that course, or the membership or the LMS that launch came from was removed or turned
+    off since."""
+
+    status_code = 403
+
+    def __init__(self) -> None:
+        super().__init__(
+            _(
+                "You are not enrolled in the course of this activity, or you did not open it "
+                "from that course. Open it from your course in the LMS."
+            )
+        )

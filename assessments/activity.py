@@ -56,7 +56,7 @@ def _resume(link: ResourceLink, user_id: int) -> Landing | None:
     from .selectors import attempt_in_progress_view
     from .views import render_question
 
-    view = attempt_in_progress_view(link.pk, user_id, get_language())
+    view = attempt_in_progress_view(link, user_id, get_language())
     if view is None:
         return None
     return Landing(

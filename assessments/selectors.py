@@ -43,7 +43,7 @@ from activities.selectors import (
 )
 from activities.texts import localized
 from gradesync.models import GradeSync
-from lti.models import Membership, ResourceLink, Role
+from lti.models import Context, Deployment, Membership, Registration, ResourceLink, Role
 
 from .models import (
     Attempt,
@@ -341,15 +341,33 @@ class QuestionView:
         return next((option for option in self.options if option.chosen), None)
 
 
+@dataclass(frozen=True)
+class AttemptCourse:
+    """The course of an attempt's placement, and whether the attempt's owner may still reach
+    it: an active membership there, from an LMS (deployment and registration) still on."""
+
+    context_id: int
+    still_member: bool
+
+    def reachable_from(self, launched: Iterable[int]) -> bool:
+        """Whether a session launched into the ``launched`` courses may reach the attempt."""
+        return self.still_member and self.context_id in launched
+
+
 class AttemptView:
     """An attempt's questions in the reader's language, with what the student chose; each
     question's view is built when a page asks for it (the question and feedback pages show
     one, the summary all)."""
 
     def __init__(
-        self, attempt: Attempt, texts: VersionTexts, answers: dict[int, tuple[int, bool]]
+        self,
+        attempt: Attempt,
+        texts: VersionTexts,
+        answers: dict[int, tuple[int, bool]],
+        course: AttemptCourse,
     ) -> None:
         self.attempt = attempt
+        self.course = course
         self.title = texts.title
         self._texts = texts
         self._answers = answers  # question id -> (chosen option id, whether right)
@@ -408,17 +426,37 @@ class AttemptView:
         return self.attempt.finished_at - self.attempt.started_at
 
 
-# The attempt, every column, and its answers: one row per answer (one row with no answer
-# before the first). Portable SQL: `make run` serves it from SQLite.
+# The attempt, every column, then (where its pages read it) its course and whether its owner
+# may still reach that course (an active membership there, from an LMS still turned on, as
+# lti.access.granted_contexts decides), and its answers: one row per answer (one row with no
+# answer before the first). Portable SQL: `make run` serves it from SQLite.
 _ATTEMPT_VIEW_SQL = f"""
 SELECT a.public_id, a.id, a.user_id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT),
        a.placement_id, a.number, a.language, a.started_at, a.finished_at, a.score, a.max_score,
-       a.is_last_finished, a.is_highest, r.question_id, r.option_id, r.is_correct
-FROM {Attempt._meta.db_table} a LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
+       a.is_last_finished, a.is_highest, {{course}}, r.question_id, r.option_id, r.is_correct
+FROM {Attempt._meta.db_table} a {{course_joins}}
+LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
 WHERE """
-_OWN_ATTEMPT_SQL = _ATTEMPT_VIEW_SQL + "a.public_id = %s AND a.user_id = %s"
-# At most one row set: the attempt_one_in_progress constraint.
-_IN_PROGRESS_SQL = _ATTEMPT_VIEW_SQL + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
+_OWN_ATTEMPT_SQL = (
+    _ATTEMPT_VIEW_SQL.format(
+        course="""p.context_id,
+       CASE WHEN m.is_active AND (c.deployment_id IS NULL OR (d.is_active AND g.is_active))
+            THEN 1 ELSE 0 END""",
+        course_joins=f"""
+JOIN {ResourceLink._meta.db_table} p ON p.id = a.placement_id
+JOIN {Context._meta.db_table} c ON c.id = p.context_id
+LEFT JOIN {Membership._meta.db_table} m ON m.context_id = p.context_id AND m.user_id = a.user_id
+LEFT JOIN {Deployment._meta.db_table} d ON d.id = c.deployment_id
+LEFT JOIN {Registration._meta.db_table} g ON g.id = d.registration_id""",
+    )
+    + "a.public_id = %s AND a.user_id = %s"
+)
+# At most one row set: the attempt_one_in_progress constraint. Read for a launch, which has
+# just found the membership and the LMS (the caller names the course).
+_IN_PROGRESS_SQL = (
+    _ATTEMPT_VIEW_SQL.format(course="NULL, NULL", course_joins="")
+    + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
+)
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
 
 
@@ -437,12 +475,18 @@ def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView 
     )
 
 
-def attempt_in_progress_view(placement_id: int, user_id: int, language: str) -> AttemptView | None:
+def attempt_in_progress_view(
+    placement: ResourceLink, user_id: int, language: str
+) -> AttemptView | None:
     """The student's attempt in progress on the placement, as ``own_attempt_view`` reads
     it, or None: a launch's landing names its address and renders its question from this
-    one statement (decisions 58 and 62)."""
+    one statement (decisions 58 and 62). The launch has just found the student's membership
+    in the placement's course, from an LMS that is on."""
     return _read_attempt_view(
-        _IN_PROGRESS_SQL, [placement_id, user_id, AttemptState.IN_PROGRESS.value], language
+        _IN_PROGRESS_SQL,
+        [placement.pk, user_id, AttemptState.IN_PROGRESS.value],
+        language,
+        AttemptCourse(placement.context_id, still_member=True),
     )
 
 
@@ -456,7 +500,9 @@ def prepare_attempt_reads() -> None:
     _read_attempt_view(_IN_PROGRESS_SQL, [0, 0, in_progress], settings.LANGUAGE_CODE)
 
 
-def _read_attempt_view(sql: str, parameters: list, language: str) -> AttemptView | None:
+def _read_attempt_view(
+    sql: str, parameters: list, language: str, course: AttemptCourse | None = None
+) -> AttemptView | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, parameters)
         rows = cursor.fetchall()
@@ -464,7 +510,7 @@ def _read_attempt_view(sql: str, parameters: list, language: str) -> AttemptView
         return None
     (public_id, attempt_id, user_id, state, version_id, option_order, placement_id, number,
      started_in, started_at, finished_at, score, max_score, is_last_finished,
-     is_highest) = rows[0][:15]  # fmt: skip
+     is_highest, context_id, still_member) = rows[0][:17]  # fmt: skip
     loaded = {
         "id": attempt_id,
         "public_id": Attempt._meta.get_field("public_id").to_python(public_id),
@@ -483,8 +529,10 @@ def _read_attempt_view(sql: str, parameters: list, language: str) -> AttemptView
         "is_highest": bool(is_highest),
     }
     attempt = Attempt.from_db(connection.alias, _ATTNAMES, [loaded[name] for name in _ATTNAMES])
-    answers = [(row[15], row[16], bool(row[17])) for row in rows if row[15] is not None]
-    return _attempt_view(attempt, answers, language)
+    chosen = {row[17]: (row[18], bool(row[19])) for row in rows if row[17] is not None}
+    texts = version_texts(attempt.quiz_version_id, language)
+    course = course or AttemptCourse(context_id, bool(still_member))
+    return AttemptView(attempt, texts, chosen, course)
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -493,13 +541,6 @@ def _aware(value: datetime | None) -> datetime | None:
     if value is None or timezone.is_aware(value):
         return value
     return timezone.make_aware(value, UTC)
-
-
-def _attempt_view(
-    attempt: Attempt, answers: Iterable[tuple[int, int, bool]], language: str
-) -> AttemptView:
-    chosen = {question_id: (option_id, right) for question_id, option_id, right in answers}
-    return AttemptView(attempt, version_texts(attempt.quiz_version_id, language), chosen)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from activities.errors import OutsideLaunch
 from activities.grading import grade_by_method
 from activities.models import ChangeCause, Grade, Regrade
 from activities.selectors import for_update, placement_score_maximum
@@ -25,6 +26,7 @@ from activities.services import (
     set_placement_grade,
     update_placement,
 )
+from lti.access import still_member
 from lti.models import ResourceLink
 
 from .content import QuizContent
@@ -177,37 +179,53 @@ class Answered:
 
 
 def submit_answer(
-    *, user: User, attempt_public_id: UUID, question_id: object, option_id: object
+    *,
+    user: User,
+    launched_courses: list[int],
+    attempt_public_id: UUID,
+    question_id: object,
+    option_id: object,
 ) -> Answered:
     """Record the student's answer to the current question of their attempt.
 
     Answers are final: once feedback was shown the answer cannot change. The attempt
     finishes, and the grade is refreshed, with the last answer. Raises
-    ``Attempt.DoesNotExist`` when the attempt is not the user's.
+    ``Attempt.DoesNotExist`` when the attempt is not the user's, and ``OutsideLaunch`` when
+    its course is not among ``launched_courses`` (the session's launches) or the user may
+    no longer reach it (membership ended, LMS turned off).
     """
     question_pk = _parse_id(question_id, _("The answer does not say which question it is for."))
     option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
     now = timezone.now()
+    asked = (user, launched_courses, attempt_public_id, question_pk, option_pk, now)
     if connection.vendor == "postgresql":
-        answered = _record_next_answer(user, attempt_public_id, question_pk, option_pk, now)
+        answered = _record_next_answer(*asked)
         if answered is not None:
             return answered
-    return _record_answer_checked(user, attempt_public_id, question_pk, option_pk, now)
+    return _record_answer_checked(*asked)
 
 
-# The next answer as one statement: the attempt is the user's and in progress, the option
-# is of that question in the attempt's version, and the question is the next one (the last
-# only when the caller finishes the attempt in the same transaction). It locks the attempt
-# first, as the checked path does. Two answers racing for the same question meet on
+# The next answer as one statement: the attempt is the user's and in progress, in a course
+# the session was launched into that the user may still reach (lti.access.granted_contexts),
+# the option is of that question in the attempt's version, and the question is the next one
+# (the last only when the caller finishes the attempt in the same transaction). It locks the
+# attempt first, as the checked path does. Two answers racing for the same question meet on
 # response_one_per_question. Anything else inserts nothing, and the checked path says
 # what is wrong (or, after a race, records the answer afresh). Seconds round half up, in
 # both paths.
 _NEXT_ANSWER_SQL = """
 WITH attempt AS (
-    SELECT id, placement_id, quiz_version_id, max_score, started_at
-    FROM assessments_attempt
-    WHERE public_id = %(attempt)s AND user_id = %(user)s AND state = %(in_progress)s
-    FOR UPDATE
+    SELECT a.id, a.placement_id, a.quiz_version_id, a.max_score, a.started_at
+    FROM assessments_attempt a
+    JOIN lti_resourcelink p ON p.id = a.placement_id
+    JOIN lti_context c ON c.id = p.context_id
+    JOIN lti_membership m ON m.context_id = p.context_id AND m.user_id = a.user_id
+    LEFT JOIN lti_deployment d ON d.id = c.deployment_id
+    LEFT JOIN lti_registration g ON g.id = d.registration_id
+    WHERE a.public_id = %(attempt)s AND a.user_id = %(user)s AND a.state = %(in_progress)s
+        AND p.context_id = ANY(%(courses)s) AND m.is_active
+        AND (c.deployment_id IS NULL OR (d.is_active AND g.is_active))
+    FOR UPDATE OF a
 ), so_far AS (
     SELECT count(*) AS answered, count(*) FILTER (WHERE is_correct) AS correct,
         max(answered_at) AS last_answered_at
@@ -237,12 +255,18 @@ FROM inserted JOIN chosen USING (question_id), attempt, so_far
 
 
 def _record_next_answer(
-    user: User, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+    user: User,
+    launched_courses: list[int],
+    attempt_public_id: UUID,
+    question_pk: int,
+    option_pk: int,
+    now: datetime,
 ) -> Answered | None:
     finishing = is_last_question(question_pk)
     parameters: dict[str, Any] = {
         "attempt": attempt_public_id,
         "user": user.pk,
+        "courses": launched_courses,
         "in_progress": AttemptState.IN_PROGRESS.value,
         "option": option_pk,
         "question": question_pk,
@@ -284,13 +308,21 @@ def _same_answer_again(attempt: Attempt, question_pk: int, option_pk: int) -> An
 
 @transaction.atomic
 def _record_answer_checked(
-    user: User, attempt_public_id: UUID, question_pk: int, option_pk: int, now: datetime
+    user: User,
+    launched_courses: list[int],
+    attempt_public_id: UUID,
+    question_pk: int,
+    option_pk: int,
+    now: datetime,
 ) -> Answered:
     attempt = (
         Attempt.objects.select_for_update(of=("self",))
         .select_related("placement__placement", "placement__quiz_placement__quiz")
         .get(public_id=attempt_public_id, user=user)
     )
+    context_id = attempt.placement.context_id
+    if context_id not in launched_courses or not still_member(user, context_id):
+        raise OutsideLaunch()
     if attempt.is_finished:
         if (again := _same_answer_again(attempt, question_pk, option_pk)) is not None:
             return again

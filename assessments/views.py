@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,10 +19,10 @@ from activities import registry
 from activities import selectors as grade_selectors
 from activities import services as grade_services
 from activities.access import member_placement, staff_placement
-from activities.errors import DomainError, PreviewOutdated
+from activities.errors import DomainError, OutsideLaunch, PreviewOutdated
 from activities.views import render_error, report_recomputation
 from gradesync.services import unsyncable_reason
-from lti.access import launch_required
+from lti.access import launch_required, launched_contexts
 from lti.models import ResourceLink, Role
 from ops.text import holds_unstorable_text
 
@@ -31,9 +32,13 @@ from .models import Attempt
 
 
 def _own_attempt(request: HttpRequest, public_id: Any) -> selectors.AttemptView:
+    """The user's attempt, reached as its activity's pages are: from a session launched into
+    its course, while that launch's membership and LMS are still there."""
     view = selectors.own_attempt_view(request.user, public_id, get_language())
     if view is None:
         raise Http404("No such attempt of this user.")
+    if not view.course.reachable_from(launched_contexts(request)):
+        raise PermissionDenied(OutsideLaunch().message)
     return view
 
 
@@ -141,6 +146,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
     try:
         answered = services.submit_answer(
             user=request.user,
+            launched_courses=list(launched_contexts(request)),
             attempt_public_id=public_id,
             question_id=request.POST.get("question"),
             option_id=request.POST.get("option"),

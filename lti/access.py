@@ -4,13 +4,14 @@ even for a user who is a member there, so a session never widens beyond its laun
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import wraps
 from typing import Any
 
 from django.contrib import auth
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -84,12 +85,20 @@ def granted_contexts(request: HttpRequest) -> dict[int, Role]:
     launched = launched_contexts(request)
     if not launched or not request.user.is_authenticated:
         return {}
-    current = (
-        Membership.objects.filter(lms_still_active("context"))
-        .filter(user=request.user, context_id__in=launched, is_active=True)
-        .values_list("context_id", "role")
-    )
+    current = _current_memberships(request.user, launched).values_list("context_id", "role")
     return {context_id: _lesser(launched[context_id], Role(role)) for context_id, role in current}
+
+
+def still_member(user: User, context_id: int) -> bool:
+    """Whether the user may still reach the course, as ``granted_contexts`` decides for each
+    course a session was launched into."""
+    return _current_memberships(user, [context_id]).exists()
+
+
+def _current_memberships(user: User, context_ids: Iterable[int]) -> QuerySet[Membership]:
+    return Membership.objects.filter(lms_still_active("context")).filter(
+        user=user, context_id__in=context_ids, is_active=True
+    )
 
 
 def placement_in_launch(

@@ -64,6 +64,7 @@ def finish_attempt(user, placement: ResourceLink, correct: int) -> None:
         option = question.options.filter(is_correct=question.position <= correct).first()
         submit_answer(
             user=user,
+            launched_courses=[placement.context_id],
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,

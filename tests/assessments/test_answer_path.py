@@ -64,7 +64,9 @@ def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
         for question in attempt.quiz_version.questions.order_by("position"):
             option = question.options.filter(is_correct=question.position % 3 == 0).first()
             answered_at = now + timedelta(seconds=question.position * 30)
-            answered = record(user, attempt.public_id, question.pk, option.pk, answered_at)
+            answered = record(
+                user, [placement.context_id], attempt.public_id, question.pk, option.pk, answered_at
+            )
             assert answered == services.Answered(
                 position=question.position, finished=question.position == attempt.max_score
             )
@@ -98,6 +100,7 @@ def test_the_last_answer_is_the_statement_and_the_finish_in_one_transaction(lear
         with CaptureQueriesContext(connection) as queries:
             services.submit_answer(
                 user=learner,
+                launched_courses=[placement.context_id],
                 attempt_public_id=attempt.public_id,
                 question_id=question.pk,
                 option_id=option.pk,
@@ -121,6 +124,7 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
         option = question.options.filter(is_correct=question.position % 2 == 1).first()
         services.submit_answer(
             user=learner,
+            launched_courses=[placement.context_id],
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,
@@ -150,6 +154,7 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
     def answer(question, option) -> services.Answered:
         return services.submit_answer(
             user=user,
+            launched_courses=[placement.context_id],
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,
@@ -348,6 +353,7 @@ def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
         for question in questions[:6]:
             services.submit_answer(
                 user=learner,
+                launched_courses=[placement.context_id],
                 attempt_public_id=attempt.public_id,
                 question_id=question.pk,
                 option_id=question.options.first().pk,
@@ -358,6 +364,7 @@ def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
         Question.objects.filter(pk=seventh.pk).update(position=8)
         services.submit_answer(
             user=learner,
+            launched_courses=[placement.context_id],
             attempt_public_id=attempt.public_id,
             question_id=eighth.pk,  # now at position 7, still "last" to the cached layout
             option_id=eighth.options.first().pk,

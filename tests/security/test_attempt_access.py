@@ -1,0 +1,94 @@
+"""An attempt's pages and its answers are reached as the activity's pages are: through a
+session launched into the attempt's course, while the tool still holds what that launch
+gave (an active membership, in a course whose LMS is still turned on). Before, an attempt
+checked only its owner: a student removed from the course, or whose platform the
+administrator turned off, went on answering (and each answer could send a grade to the
+LMS); a session launched into another course opened the attempt too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessments.models import Attempt, Response
+from lti.models import Deployment, Membership, Registration, ResourceLink
+from tests.lti_platform import launch
+from tests.quiz_helpers import current_form, start
+
+pytestmark = pytest.mark.django_db
+
+
+def _student_memberships():
+    return Membership.objects.filter(user__lti_user__sub="student-1")
+
+
+CUTS: list[tuple[str, Callable[[], object]]] = [
+    ("registration deactivated", lambda: Registration.objects.update(is_active=False)),
+    ("deployment deactivated", lambda: Deployment.objects.update(is_active=False)),
+    ("membership ended on the roster", lambda: _student_memberships().update(is_active=False)),
+    ("membership deleted", lambda: _student_memberships().delete()),
+]
+
+
+def _answer(client: Client, attempt: Attempt) -> int:
+    question, option_ids = current_form(client, attempt)
+    response = client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    return response.status_code
+
+
+def _pages(attempt: Attempt) -> list[str]:
+    return [
+        reverse("assessments:attempt", args=[attempt.public_id]),
+        reverse("assessments:feedback", args=[attempt.public_id, 1]),
+        reverse("assessments:summary", args=[attempt.public_id]),
+    ]
+
+
+@pytest.mark.parametrize(("case", "cut"), CUTS, ids=[case for case, _cut in CUTS])
+def test_an_attempt_in_progress_ends_with_the_access_its_launch_gave(client, platform, case, cut):
+    launch(client, platform, user_id="student-1")
+    attempt = start(client, ResourceLink.objects.get().pk)
+    assert _answer(client, attempt) == 200
+    question, option_ids = current_form(client, attempt)
+    for page in _pages(attempt):
+        assert client.get(page).status_code in (200, 302)  # an unfinished summary redirects
+
+    cut()
+
+    for page in _pages(attempt):
+        refused = client.get(page)
+        assert refused.status_code == 403, (case, page)
+        assert "course" in refused.content.decode()
+    refused = client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    assert refused.status_code == 403, case
+    assert Response.objects.filter(attempt=attempt).count() == 1, case
+
+
+def test_an_attempt_opens_only_in_a_session_launched_into_its_course(platform):
+    course_a = Client()
+    launch(course_a, platform, user_id="student-1", context_id="course-A", resource_link_id="rl-A")
+    attempt = start(course_a, ResourceLink.objects.get(resource_link_id="rl-A").pk)
+    question, option_ids = current_form(course_a, attempt)
+
+    # The same student, launched in another browser into another course only.
+    course_b = Client()
+    launch(course_b, platform, user_id="student-1", context_id="course-B", resource_link_id="rl-B")
+    for page in _pages(attempt):
+        assert course_b.get(page).status_code == 403, page
+    refused = course_b.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    assert refused.status_code == 403
+    assert not Response.objects.filter(attempt=attempt).exists()
+
+    assert _answer(course_a, attempt) == 200  # its own course's session goes on
