@@ -196,13 +196,27 @@ def submit_answer(
     """
     question_pk = _parse_id(question_id, _("The answer does not say which question it is for."))
     option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
-    now = timezone.now()
-    asked = (user, launched_courses, attempt_public_id, question_pk, option_pk, now)
+    asked = AskedAnswer(
+        user, launched_courses, attempt_public_id, question_pk, option_pk, timezone.now()
+    )
     if connection.vendor == "postgresql":
-        answered = _record_next_answer(*asked)
+        answered = _record_next_answer(asked)
         if answered is not None:
             return answered
-    return _record_answer_checked(*asked)
+    return _record_answer_checked(asked)
+
+
+@dataclass(frozen=True)
+class AskedAnswer:
+    """An answer as the student posted it, its ids parsed, with the courses their session
+    was launched into and the moment it came."""
+
+    user: User
+    launched_courses: list[int]
+    attempt_public_id: UUID
+    question_pk: int
+    option_pk: int
+    now: datetime
 
 
 # The next answer as one statement: the attempt is the user's and in progress, in a course
@@ -254,22 +268,16 @@ FROM inserted JOIN chosen USING (question_id), attempt, so_far
 """
 
 
-def _record_next_answer(
-    user: User,
-    launched_courses: list[int],
-    attempt_public_id: UUID,
-    question_pk: int,
-    option_pk: int,
-    now: datetime,
-) -> Answered | None:
-    finishing = is_last_question(question_pk)
+def _record_next_answer(asked: AskedAnswer) -> Answered | None:
+    user, now = asked.user, asked.now
+    finishing = is_last_question(asked.question_pk)
     parameters: dict[str, Any] = {
-        "attempt": attempt_public_id,
+        "attempt": asked.attempt_public_id,
         "user": user.pk,
-        "courses": launched_courses,
+        "courses": asked.launched_courses,
         "in_progress": AttemptState.IN_PROGRESS.value,
-        "option": option_pk,
-        "question": question_pk,
+        "option": asked.option_pk,
+        "question": asked.question_pk,
         "now": now,
         "finishing": finishing,
     }
@@ -307,21 +315,15 @@ def _same_answer_again(attempt: Attempt, question_pk: int, option_pk: int) -> An
 
 
 @transaction.atomic
-def _record_answer_checked(
-    user: User,
-    launched_courses: list[int],
-    attempt_public_id: UUID,
-    question_pk: int,
-    option_pk: int,
-    now: datetime,
-) -> Answered:
+def _record_answer_checked(asked: AskedAnswer) -> Answered:
+    user, now, question_pk, option_pk = asked.user, asked.now, asked.question_pk, asked.option_pk
     attempt = (
         Attempt.objects.select_for_update(of=("self",))
         .select_related("placement__placement", "placement__quiz_placement__quiz")
-        .get(public_id=attempt_public_id, user=user)
+        .get(public_id=asked.attempt_public_id, user=user)
     )
     context_id = attempt.placement.context_id
-    if context_id not in launched_courses or not still_member(user, context_id):
+    if context_id not in asked.launched_courses or not still_member(user, context_id):
         raise OutsideLaunch()
     if attempt.is_finished:
         if (again := _same_answer_again(attempt, question_pk, option_pk)) is not None:

@@ -65,7 +65,14 @@ def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
             option = question.options.filter(is_correct=question.position % 3 == 0).first()
             answered_at = now + timedelta(seconds=question.position * 30)
             answered = record(
-                user, [placement.context_id], attempt.public_id, question.pk, option.pk, answered_at
+                services.AskedAnswer(
+                    user,
+                    [placement.context_id],
+                    attempt.public_id,
+                    question.pk,
+                    option.pk,
+                    answered_at,
+                )
             )
             assert answered == services.Answered(
                 position=question.position, finished=question.position == attempt.max_score

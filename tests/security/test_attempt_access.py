@@ -7,30 +7,20 @@ LMS); a session launched into another course opened the attempt too."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Attempt, Response
-from lti.models import Deployment, Membership, Registration, ResourceLink
+from lti.models import ResourceLink
+from tests.access_cuts import access_cuts
 from tests.lti_platform import launch
 from tests.quiz_helpers import current_form, start
 
 pytestmark = pytest.mark.django_db
 
 
-def _student_memberships():
-    return Membership.objects.filter(user__lti_user__sub="student-1")
-
-
-CUTS: list[tuple[str, Callable[[], object]]] = [
-    ("registration deactivated", lambda: Registration.objects.update(is_active=False)),
-    ("deployment deactivated", lambda: Deployment.objects.update(is_active=False)),
-    ("membership ended on the roster", lambda: _student_memberships().update(is_active=False)),
-    ("membership deleted", lambda: _student_memberships().delete()),
-]
+CUTS = access_cuts("student-1")
 
 
 def _answer(client: Client, attempt: Attempt) -> int:

@@ -7,28 +7,17 @@ and through the API."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from django.test import Client
 
-from lti.models import Deployment, LtiUser, Membership, Registration, ResourceLink, Role
+from lti.models import LtiUser, ResourceLink
+from tests.access_cuts import access_cuts, demotion
 from tests.lti_platform import ROLE, launch
 
 pytestmark = pytest.mark.django_db
 
 
-def _teacher_memberships():
-    return Membership.objects.filter(user__lti_user__sub="teacher-1")
-
-
-CUTS: list[tuple[str, Callable[[], object]]] = [
-    ("registration deactivated", lambda: Registration.objects.update(is_active=False)),
-    ("deployment deactivated", lambda: Deployment.objects.update(is_active=False)),
-    ("membership ended on the roster", lambda: _teacher_memberships().update(is_active=False)),
-    ("membership deleted", lambda: _teacher_memberships().delete()),
-    ("demoted to learner", lambda: _teacher_memberships().update(role=Role.LEARNER)),
-]
+CUTS = [*access_cuts("teacher-1"), demotion("teacher-1")]
 
 
 @pytest.mark.parametrize(("case", "cut"), CUTS, ids=[case for case, _cut in CUTS])
