@@ -32,7 +32,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from . import claims as c
-from . import deep_link_relay, handoff, oidc
+from . import deep_link_relay, handoff, oidc, spent_launch
 from .access import grant_launch, placement_in_launch, sign_in
 from .course import course_side
 from .dynamic_registration import (
@@ -212,6 +212,10 @@ def launch(request: HttpRequest) -> HttpResponse:
             raise LaunchError(_("Only instructors can add activities to a course."), status=403)
         result = record_launch(message)
     except LaunchError as error:
+        landed_at = spent_launch.landing_of(request, state)
+        if landed_at is not None:
+            # This browser's own launch, posted again (a reload without JavaScript).
+            return HttpResponseRedirect(landed_at, status=303)
         # In the language of the launch where it names one (a Russian student reads a
         # Russian reason), else the browser's.
         language = language_for_locale(claimed_locale(request.POST.get("id_token", "")))
@@ -239,11 +243,13 @@ def launch(request: HttpRequest) -> HttpResponse:
             ),
         }
         request.session[DEEP_LINK_SESSION_KEY] = links
-        response = redirect(course_side().deep_linking_url(token))
+        landed_at = course_side().deep_linking_url(token)
+        response = redirect(landed_at)
     else:
         # A dialog's iframe waiting on the login's channel stops.
         deep_link_relay.launched(state, message.login.return_channel, None)
         landing = course_side().landing(result.placement, result.membership)
+        landed_at = landing.url
         if landing.page is not None and cookie is not None:
             # The state cookie came back, and the session's has the same attributes: this
             # browser keeps the tool's cookies where the launch runs, so the launch answers
@@ -260,6 +266,7 @@ def launch(request: HttpRequest) -> HttpResponse:
     if language:
         _set_language_cookie(response, language)
     response.delete_cookie(oidc.STATE_COOKIE_PREFIX + state, path="/lti/")
+    spent_launch.mark(response, state, landed_at)
     return response
 
 

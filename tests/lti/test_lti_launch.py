@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from assessments.models import Attempt
 from lti.models import Context, LtiUser, Membership, ResourceLink, Role
-from tests.lti_platform import ROLE, launch
+from lti.spent_launch import SPENT_LAUNCH_COOKIE
+from tests.lti_platform import ROLE, launch, start_login
 from tests.quiz_helpers import OPTION_IDS, QUESTION_ID, answer_all, current_form, start
 
 SUBROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership/"
@@ -110,6 +111,35 @@ def test_the_question_a_launch_answers_with_takes_an_answer_in_the_launch_sessio
     )
     assert answered.status_code == 200, answered.content.decode()[:300]
     assert "Question 2 of 8" in answered.content.decode()  # the next question's form
+
+
+def test_a_spent_launch_posted_again_by_its_browser_leads_to_where_it_landed(platform):
+    """Without JavaScript the address bar keeps the launch's address, and a reload posts the
+    launch again, its state and nonce spent: the browser that made it is sent where the
+    launch landed (a page fetched, not a launch replayed). Another browser, or a forged mark
+    of the spent launch, is refused as any replay is."""
+    first = Client()
+    launch(first, platform, user_id="stu-1")
+    attempt = start(first, ResourceLink.objects.get().pk)
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+
+    browser = Client()
+    signed = platform.authorize(
+        start_login(browser, platform, user_id="stu-1"), user_id="stu-1", roles=[ROLE + "Learner"]
+    )
+    assert "Question 1 of 8" in browser.post("/lti/launch/", signed).content.decode()
+    again = browser.post("/lti/launch/", signed)
+    assert again.status_code == 303
+    assert again["Location"] == address
+    assert "Question 1 of 8" in browser.get(again["Location"]).content.decode()
+
+    thief = Client()
+    refused = thief.post("/lti/launch/", signed)
+    assert refused.status_code in (400, 403)
+    thief.cookies[SPENT_LAUNCH_COOKIE] = browser.cookies[SPENT_LAUNCH_COOKIE].value[:-2] + "xx"
+    forged = thief.post("/lti/launch/", signed)
+    assert forged.status_code in (400, 403)
+    assert "Location" not in forged
 
 
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
