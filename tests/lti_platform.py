@@ -200,7 +200,7 @@ DEEP_LINK_RETURN = """<!doctype html><html lang="en"><head><title>Content added<
 
 AUTO_POST = """<!doctype html><html lang="en"><head><title>Launching</title></head><body>
 <form method="post" action="LAUNCH_URL"><input type="hidden" name="id_token" value="ID_TOKEN">
-<input type="hidden" name="state" value="STATE"></form>
+<input type="hidden" name="state" value="STATE"><button>Continue</button></form>
 <script>document.forms[0].submit();</script></body></html>"""
 
 

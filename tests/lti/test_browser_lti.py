@@ -4,7 +4,7 @@ browser that blocks the tool's cookies there (continuing in a new window)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -100,6 +100,36 @@ def test_a_launch_into_an_attempt_in_progress_answers_with_its_question(embedded
     tool.get_by_role("button", name="Submit answer").click()
     expect(tool.locator("[data-feedback] h2")).to_be_visible()
     expect(tool.locator("#next-progress")).to_have_text("Question 3 of 8")
+
+
+@pytest.mark.usefixtures("transactional_db")
+def test_a_reload_without_javascript_of_the_question_a_launch_answered_with(
+    browser, live_server, seed_content, lms
+):
+    """Without JavaScript the address bar keeps the launch's address, so a reload posts the
+    spent launch again: the browser that made it is sent to the question (decision 68),
+    where before it read that the launch was already used."""
+    load_quiz(seed_content)
+    tab = browser.new_context(locale="en-US", java_script_enabled=False).new_page()
+    tab.set_default_timeout(10_000)
+
+    def launch_from_the_course() -> None:
+        params = lms.login_initiation(user_id="stu-embedded")
+        tab.goto(f"{lms.login_url}?{urlencode(params)}")
+        tab.get_by_role("button", name="Continue").click()  # the platform's auto-post form
+
+    launch_from_the_course()
+    tab.get_by_role("button", name="Start the quiz").click()
+    expect(tab.locator("#progress")).to_have_text("Question 1 of 8")
+    address = urlsplit(tab.url).path
+
+    launch_from_the_course()
+    expect(tab.locator("#progress")).to_have_text("Question 1 of 8")
+    assert tab.url == live_server.url + "/lti/launch/"
+    tab.reload()  # the launch's form, posted again
+    expect(tab.locator("#progress")).to_have_text("Question 1 of 8")
+    assert urlsplit(tab.url).path == address
+    tab.context.close()
 
 
 def test_embedded_launch_with_platform_storage(embedded, lms, live_server):
