@@ -1,4 +1,4 @@
-"""Forms of the instructor's grades page."""
+"""The quiz's instructor forms: re-pointing a placement."""
 
 from __future__ import annotations
 
@@ -7,30 +7,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from activities.forms import AttemptPolicyForm
-from activities.grading import GRADE_DECIMALS
 from activities.texts import localized
 
 from .models import Quiz
-
-
-class OverrideForm(forms.Form):
-    user = forms.IntegerField(min_value=1, max_value=2**31 - 1, widget=forms.HiddenInput)
-    score_given = forms.DecimalField(
-        label=_("Grade"),
-        min_value=0,
-        max_digits=9,
-        decimal_places=GRADE_DECIMALS,
-        localize=True,
-    )
-    reason = forms.CharField(
-        label=_("Reason"), max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
-    )
-    share_reason = forms.BooleanField(label=_("Show the reason to the student"), required=False)
-
-
-class ClearOverrideForm(forms.Form):
-    user = forms.IntegerField(min_value=1, max_value=2**31 - 1, widget=forms.HiddenInput)
-    reason = forms.CharField(label=_("Reason"), max_length=2000, required=False)
 
 
 class QuizChoiceField(forms.ModelChoiceField):

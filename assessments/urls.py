@@ -8,14 +8,6 @@ urlpatterns = [
     path("quiz/<int:placement_id>/", views.placement, name="placement"),
     path("quiz/<int:placement_id>/start/", views.start_attempt, name="start"),
     path("quiz/<int:placement_id>/manage/", views.manage, name="manage"),
-    path("placements/<int:placement_id>/grades/", views.grades, name="grades"),
-    path("placements/<int:placement_id>/grades/override/", views.override, name="override"),
-    path(
-        "placements/<int:placement_id>/grades/clear-override/",
-        views.clear_override,
-        name="clear-override",
-    ),
-    path("placements/<int:placement_id>/grades/regrade/", views.regrade, name="regrade"),
     path("attempts/<uuid:public_id>/", views.attempt_page, name="attempt"),
     path("attempts/<uuid:public_id>/answer/", views.answer, name="answer"),
     path(

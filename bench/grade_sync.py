@@ -61,7 +61,7 @@ def main() -> None:
     from lti.keys import published_jwks
     from lti.models import LtiUser
     from tests.fake_lms import FakeLms
-    from tests.gradebook import graded_placement
+    from tests.grades_helpers import graded_placement
     from tests.workers import start_worker, stop
 
     lms = FakeLms()

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "activities",
     "assessments",
     "gradesync",
+    "gradebook",
     "labs",
     "analytics",
     "ops",

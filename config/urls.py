@@ -13,6 +13,7 @@ urlpatterns = [
     path("lti/", include("lti.urls")),
     path("", include("activities.urls")),
     path("", include("gradesync.urls")),
+    path("", include("gradebook.urls")),
     path("", include("labs.urls")),
     path("", include("analytics.urls")),
     path("api/", include("api.urls")),

@@ -12,7 +12,7 @@ from activities.services import set_placement_grade
 from gradesync import services
 from gradesync.models import GradeSync, SyncState
 from lti.models import Role
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.quiz_helpers import launched_client
 

@@ -8,7 +8,9 @@ Layers, bottom up (an app imports only apps on lower floors):
   1  lti          the LTI 1.3 protocol only
   2  activities   the course side: placements, grades, the activity registry
   3  gradesync    grades to the LMS (AGS)
-  4  assessments, labs   the activity kinds (neither imports the other)
+  4  assessments, labs   the activity kinds (neither imports the other), and gradebook, the
+                      instructor's grades pages of every kind (which it reaches through
+                      the registry only)
   5  analytics    dashboards over the kinds
   6  api          the REST API over everything
   7  config       settings, URLs and the site shell, which assemble the apps
@@ -28,6 +30,7 @@ LAYERS = {
     "gradesync": 3,
     "assessments": 4,
     "labs": 4,
+    "gradebook": 4,
     "analytics": 5,
     "api": 6,
     "config": 7,

@@ -10,7 +10,7 @@ from analytics.selectors import AttemptFilter, quiz_dashboard
 from assessments.models import Attempt, Response
 from lti.models import Membership, Role
 from tests.analytics.test_analytics_statistics import compute
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.quiz_helpers import launched_client
 
 

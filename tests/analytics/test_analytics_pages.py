@@ -23,7 +23,7 @@ from gradesync.models import GradeSync, SyncState
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, Role
 from tests.analytics.test_analytics_statistics import compute
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.quiz_helpers import launched_client
 

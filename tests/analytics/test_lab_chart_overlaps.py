@@ -9,7 +9,7 @@ from django.utils import timezone
 from analytics.charts import lab_charts
 from analytics.selectors import lab_dashboard
 from labs.models import LabRun, RunStatus
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import small_lab
 
 

@@ -13,7 +13,7 @@ from api.tokens import create_token, revoke_token
 from assessments.models import Attempt, Option
 from gradesync.models import GradeSync
 from lti.models import Membership, Role
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 

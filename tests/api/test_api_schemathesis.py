@@ -14,7 +14,7 @@ from schemathesis.specs.openapi.checks import (
 
 from api.tokens import create_token
 from lti.models import Membership, Role
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from activities.models import Grade, GradeOverride
 from activities.services import override_grade
 from assessments.models import Attempt, AttemptState
 from assessments.services import refresh_grade
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.threads import hold_uncommitted
 
 

@@ -11,7 +11,7 @@ from activities.models import Grade
 from gradesync import services
 from gradesync.models import GradeSync, SyncState
 from lti import claims as c
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.quiz_helpers import launched_client
 
 pytestmark = pytest.mark.django_db
@@ -125,7 +125,7 @@ def test_a_refusal_is_recorded_with_the_platforms_reason_and_shown(synced_placem
     teacher = student(synced_placement, "teacher")
     teacher.lti_memberships.update(role="staff")
     client = launched_client(teacher.lti_memberships.get())
-    page = client.get(reverse("assessments:grades", args=[synced_placement.pk])).content.decode()
+    page = client.get(reverse("gradebook:grades", args=[synced_placement.pk])).content.decode()
     assert "Failed" in page
     assert "not found" in page
 
@@ -192,7 +192,7 @@ def test_a_context_without_ags_says_grades_cannot_be_synced(fake_lms, quiz):
     teacher = student(synced_placement, "t")
     teacher.lti_memberships.update(role="staff")
     page = launched_client(teacher.lti_memberships.get()).get(
-        reverse("assessments:grades", args=[synced_placement.pk])
+        reverse("gradebook:grades", args=[synced_placement.pk])
     )
     assert "did not offer grade services" in page.content.decode()
 

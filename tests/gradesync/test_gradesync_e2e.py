@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from activities.models import Grade
 from gradesync.models import GradeSync, SyncState
 from gradesync.tasks import deliver_grade
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.workers import (
     PrivateRedis,
     Supervised,

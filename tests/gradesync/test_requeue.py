@@ -11,7 +11,7 @@ from celery import current_app
 from gradesync import services
 from gradesync.models import GradeSync
 from gradesync.tasks import deliver_grade
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.workers import PrivateRedis, refuse_the_send_of, send_through
 
 

@@ -21,7 +21,7 @@ from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Context, Membership, Role
 from ops import jobs
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
 from tests.threads import hold_uncommitted

@@ -17,7 +17,7 @@ from gradesync.models import GradeSync
 from labs import services
 from labs.models import LabRun, RunStatus
 from labs.tasks import execute_lab_run
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.workers import PrivateRedis, _env, send_through, stop, wait_until
 

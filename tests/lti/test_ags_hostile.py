@@ -16,7 +16,7 @@ from lti import ags
 from lti import claims as c
 from lti.models import Membership
 from lti.services import sync_roster
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 
 pytestmark = pytest.mark.django_db
 

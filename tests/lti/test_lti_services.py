@@ -16,7 +16,7 @@ from django.test import Client
 from labs.selectors import lab_policy
 from lti.models import Deployment, LtiUser, Membership, Registration, ResourceLink, ToolKey
 from lti.services import sync_roster
-from tests.gradebook import graded_placement
+from tests.grades_helpers import graded_placement
 from tests.labs_helpers import small_lab
 from tests.lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_login
 

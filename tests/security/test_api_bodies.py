@@ -7,7 +7,7 @@ from django.test import Client
 
 from api.tokens import create_token
 from lti.models import Membership, Role
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from api.tokens import create_token
 from lti.models import Membership, Registration, Role
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 
 pytestmark = pytest.mark.django_db
 

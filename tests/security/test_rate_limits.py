@@ -21,7 +21,7 @@ from api.authentication import ApiTokenAuthentication
 from api.tokens import create_token
 from lti.models import Membership, Role
 from ops.throttling import AddressThrottle
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 
 pytestmark = pytest.mark.django_db
 

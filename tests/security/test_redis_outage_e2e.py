@@ -15,7 +15,7 @@ from django.conf import settings
 
 from assessments.models import Attempt, Option, Response
 from gradesync.models import GradeSync, SyncState
-from tests.gradebook import graded_placement, student
+from tests.grades_helpers import graded_placement, student
 from tests.quiz_helpers import OPTION_IDS, QUESTION_ID, launched_client
 from tests.workers import (
     PrivateRedis,

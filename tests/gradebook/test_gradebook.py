@@ -22,7 +22,7 @@ from gradesync.models import GradeSync, SyncState
 from labs.models import LabRun, LabSchedule, RunStatus
 from labs.services import refresh_lab_grade
 from lti.models import Membership, Role
-from tests.gradebook import finish_attempt, graded_placement, student
+from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.quiz_helpers import launched_client
 
@@ -171,10 +171,10 @@ def test_override_and_its_clearing_from_the_grades_page(synced_placement, fake_l
     finish_attempt(her, synced_placement, correct=6)
     deliver_pending()
     instructor, learner = client_of(teacher), client_of(her)
-    grades = reverse("assessments:grades", args=[synced_placement.pk])
+    grades = reverse("gradebook:grades", args=[synced_placement.pk])
 
     response = instructor.post(
-        reverse("assessments:override", args=[synced_placement.pk]),
+        reverse("gradebook:override", args=[synced_placement.pk]),
         {
             "user": her.pk,
             "score_given": "7.5",
@@ -222,7 +222,7 @@ def test_override_and_its_clearing_from_the_grades_page(synced_placement, fake_l
 
     # A reason not shared stays with the staff.
     instructor.post(
-        reverse("assessments:override", args=[synced_placement.pk]),
+        reverse("gradebook:override", args=[synced_placement.pk]),
         {"user": her.pk, "score_given": "7.25", "reason": "Late work"},
     )
     mine = learner.get(
@@ -232,7 +232,7 @@ def test_override_and_its_clearing_from_the_grades_page(synced_placement, fake_l
     assert "Late work" not in mine
 
     response = instructor.post(
-        reverse("assessments:clear-override", args=[synced_placement.pk]), {"user": her.pk}
+        reverse("gradebook:clear-override", args=[synced_placement.pk]), {"user": her.pk}
     )
     assert response.status_code == 302
     grade = grade_of(her, synced_placement)
@@ -284,7 +284,7 @@ def test_bad_overrides_from_the_page_say_what_is_wrong(synced_placement, form, m
     her = student(synced_placement, "her")
     teacher = staff(synced_placement, "teacher")
     response = client_of(teacher).post(
-        reverse("assessments:override", args=[synced_placement.pk]), {"user": her.pk, **form}
+        reverse("gradebook:override", args=[synced_placement.pk]), {"user": her.pk, **form}
     )
     assert response.status_code == status
     assert message in response.content.decode()
@@ -304,7 +304,7 @@ def test_only_the_courses_staff_see_and_change_grades(synced_placement):
         ("clear-override", "post"),
     ):
         response = getattr(learner, method)(
-            reverse(f"assessments:{name}", args=[synced_placement.pk]),
+            reverse(f"gradebook:{name}", args=[synced_placement.pk]),
             {"user": her.pk, "score_given": "8", "reason": "mine"},
         )
         assert response.status_code == 403, name
@@ -319,9 +319,7 @@ def test_only_the_courses_staff_see_and_change_grades(synced_placement):
     stranger = student(synced_placement, "stranger")
     Membership.objects.filter(user=stranger).update(context=other, role=Role.STAFF)
     assert (
-        client_of(stranger)
-        .get(reverse("assessments:grades", args=[synced_placement.pk]))
-        .status_code
+        client_of(stranger).get(reverse("gradebook:grades", args=[synced_placement.pk])).status_code
         == 403
     )
 
@@ -346,13 +344,13 @@ def test_the_regrade_preview_is_what_the_regrade_does(synced_placement, fake_lms
     instructor = client_of(teacher)
     # One overridden grade: the preview says it stays, and the regrade keeps it.
     instructor.post(
-        reverse("assessments:override", args=[synced_placement.pk]),
+        reverse("gradebook:override", args=[synced_placement.pk]),
         {"user": students[3].pk, "score_given": "8", "reason": "Bonus"},
     )
     deliver_pending()
     change_key(seed_content)
 
-    page = instructor.get(reverse("assessments:regrade", args=[synced_placement.pk]))
+    page = instructor.get(reverse("gradebook:regrade", args=[synced_placement.pk]))
     assert page.status_code == 200
     html = page.content.decode()
     fingerprint = re.search(r'name="fingerprint" value="(\w+)"', html).group(1)
@@ -372,7 +370,7 @@ def test_the_regrade_preview_is_what_the_regrade_does(synced_placement, fake_lms
     assert not Regrade.objects.exists()  # a preview writes nothing
 
     response = instructor.post(
-        reverse("assessments:regrade", args=[synced_placement.pk]), {"fingerprint": fingerprint}
+        reverse("gradebook:regrade", args=[synced_placement.pk]), {"fingerprint": fingerprint}
     )
     assert response.status_code == 302
     regrade = Regrade.objects.get()
@@ -400,7 +398,7 @@ def test_the_regrade_preview_is_what_the_regrade_does(synced_placement, fake_lms
     synced_placement.placement.grading_method = "first"
     synced_placement.placement.save(update_fields=["grading_method"])
     stale = instructor.post(
-        reverse("assessments:regrade", args=[synced_placement.pk]), {"fingerprint": fingerprint}
+        reverse("gradebook:regrade", args=[synced_placement.pk]), {"fingerprint": fingerprint}
     )
     assert stale.status_code == 409
     assert "changed since the preview" in stale.content.decode()
@@ -485,13 +483,13 @@ def test_one_number_for_a_grade_on_pages_in_the_api_in_csv_and_in_the_lms(fake_l
         ru_grades.post(reverse("set_language"), {"language": "ru", "next": "/"})
         assert (
             f"{comma} / 100,00"
-            in ru_grades.get(reverse("assessments:grades", args=[placement.pk])).content.decode()
+            in ru_grades.get(reverse("gradebook:grades", args=[placement.pk])).content.decode()
         )
     run_page = client_of(on_time).get(reverse("labs:run", args=[run.public_id])).content.decode()
     assert re.search(r'<dd id="score">84\.38%', run_page)
     third_page = client_of(third).get(reverse("labs:run", args=[two_thirds.public_id]))
     assert re.search(r'<dd id="score">66\.67%', third_page.content.decode())
-    grades_page = instructor.get(reverse("assessments:grades", args=[placement.pk])).content
+    grades_page = instructor.get(reverse("gradebook:grades", args=[placement.pk])).content
     assert b"84.38 / 100.00" in grades_page
     assert b"42.19 / 100.00" in grades_page
     api = {
@@ -519,7 +517,7 @@ def test_one_number_for_a_grade_on_pages_in_the_api_in_csv_and_in_the_lms(fake_l
     assert posted(fake_lms, synced_placement, "avg") == 1.67
     mine = client_of(her).get(reverse("assessments:placement", args=[synced_placement.pk])).content
     assert b"1.67 / 8.00 (20.88%)" in mine
-    staff_page = instructor.get(reverse("assessments:grades", args=[synced_placement.pk])).content
+    staff_page = instructor.get(reverse("gradebook:grades", args=[synced_placement.pk])).content
     assert b"1.67 / 8.00" in staff_page
     api = instructor.get(f"/api/v1/grades/?placement={synced_placement.pk}").json()["results"]
     assert [row["score_given"] for row in api] == ["1.67"]
@@ -588,7 +586,7 @@ def test_the_grades_page_lists_the_roster_searches_sorts_and_pages_in_few_querie
         finish_attempt(user, synced_placement, correct=number % 9)
     Membership.objects.filter(user=learners[59]).update(is_active=False)  # left, no attempt
     instructor = client_of(teacher)
-    url = reverse("assessments:grades", args=[synced_placement.pk])
+    url = reverse("gradebook:grades", args=[synced_placement.pk])
     with django_assert_max_num_queries(20):
         page = instructor.get(url).content.decode()
     assert "59 students" in page
@@ -612,7 +610,7 @@ def test_the_audit_trail_is_read_only_in_the_admin(synced_placement, admin_clien
     teacher = staff(synced_placement, "teacher")
     finish_attempt(her, synced_placement, correct=5)
     client_of(teacher).post(
-        reverse("assessments:override", args=[synced_placement.pk]),
+        reverse("gradebook:override", args=[synced_placement.pk]),
         {"user": her.pk, "score_given": "6", "reason": "Regraded by hand"},
     )
     change = GradeChange.objects.get()
@@ -685,7 +683,7 @@ def test_an_override_sent_with_an_overlong_search_is_saved_and_says_so(synced_pl
     teacher = staff(synced_placement, "teacher")
     search = "x" * 20_000
     response = client_of(teacher).post(
-        reverse("assessments:override", args=[synced_placement.pk]),
+        reverse("gradebook:override", args=[synced_placement.pk]),
         {"user": her.pk, "score_given": "7", "reason": "r", "q": search, "page": "9" * 20_000},
     )
     assert response.status_code == 302
@@ -700,7 +698,7 @@ def test_a_search_holding_a_nul_is_refused_with_a_message(fake_lms, quiz, kind):
     it with a server error, on a quiz's grades page and a lab's alike."""
     placement = graded_placement(fake_lms, quiz if kind == "quiz" else small_lab())
     teacher = staff(placement, "teacher")
-    url = reverse("assessments:grades", args=[placement.pk])
+    url = reverse("gradebook:grades", args=[placement.pk])
     for search in ("%00", "x%00y"):
         refused = client_of(teacher).get(f"{url}?q={search}")
         assert refused.status_code == 400
@@ -712,13 +710,13 @@ def test_a_search_holding_a_lone_surrogate_matches_no_one(synced_placement):
     characters, which no student's name holds."""
     student(synced_placement, "her")
     teacher = staff(synced_placement, "teacher")
-    url = reverse("assessments:grades", args=[synced_placement.pk])
+    url = reverse("gradebook:grades", args=[synced_placement.pk])
     page = client_of(teacher).get(f"{url}?q=%ED%A0%80")
     assert page.status_code == 200
     assert '<tr id="student-' not in page.content.decode()
 
 
-@pytest.mark.parametrize("route", ["assessments:override", "assessments:clear-override"])
+@pytest.mark.parametrize("route", ["gradebook:override", "gradebook:clear-override"])
 def test_an_override_sent_with_a_nul_in_its_search_is_refused_and_changes_nothing(
     synced_placement, route
 ):
