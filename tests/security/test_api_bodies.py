@@ -50,3 +50,32 @@ def test_a_malformed_body_gets_the_json_error_format(writer, url, case, content_
     assert error["status"] == status, error
     assert error["code"], error
     assert error["message"], error
+
+
+UTF_16 = '{"placement": 1, "reason": "ré"}'.encode("utf-16")  # with its byte order mark
+
+
+@pytest.mark.parametrize(
+    ("case", "content_type", "body", "named"),
+    [
+        ("declared UTF-16", "application/json; charset=utf-16", UTF_16, "utf-16"),
+        (
+            "declared Latin-1",
+            "application/json; charset=ISO-8859-1",
+            b'{"r": "r\xe9"}',
+            "iso-8859-1",
+        ),
+        ("UTF-16 by its byte order mark", "application/json", UTF_16, "UTF-16"),
+    ],
+)
+def test_a_body_in_another_encoding_is_refused_by_its_encoding(
+    writer, case, content_type, body, named
+):
+    """JSON between systems is UTF-8 (RFC 8259 §8.1): a body in another encoding is refused
+    naming the one it came in, not as broken UTF-8."""
+    response = writer.generic("POST", "/api/v1/overrides/", body, content_type=content_type)
+    assert response.status_code == 400, case
+    message = response.json()["error"]["message"]
+    assert "UTF-8" in message, message
+    assert named.lower() in message.lower(), message
+    assert "not valid UTF-8 (byte" not in message, message
