@@ -16,11 +16,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection, transaction
-from django.db.models import (
-    Exists,
-    OuterRef,
-    Q,
-)
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from activities.grading import grade_by_method, round_grade
