@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -334,7 +334,7 @@ class AttemptCourse:
     context_id: int
     still_member: bool
 
-    def reachable_from(self, launched: Iterable[int]) -> bool:
+    def reachable_from(self, launched: Collection[int]) -> bool:
         """Whether a session launched into the ``launched`` courses may reach the attempt."""
         return self.still_member and self.context_id in launched
 

@@ -136,6 +136,16 @@ def test_a_spent_launch_posted_again_by_its_browser_leads_to_where_it_landed(pla
     thief = Client()
     refused = thief.post("/lti/launch/", signed)
     assert refused.status_code in (400, 403)
+    # A browser with a true mark of its own last launch, posting a launch another browser
+    # spent: the mark names another state, so it is refused too.
+    own = platform.authorize(
+        start_login(thief, platform, user_id="stu-2"), user_id="stu-2", roles=[ROLE + "Learner"]
+    )
+    assert thief.post("/lti/launch/", own).status_code in (200, 302)
+    assert SPENT_LAUNCH_COOKIE in thief.cookies
+    refused = thief.post("/lti/launch/", signed)
+    assert refused.status_code in (400, 403)
+    assert "Location" not in refused
     thief.cookies[SPENT_LAUNCH_COOKIE] = browser.cookies[SPENT_LAUNCH_COOKIE].value[:-2] + "xx"
     forged = thief.post("/lti/launch/", signed)
     assert forged.status_code in (400, 403)
