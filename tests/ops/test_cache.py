@@ -75,6 +75,20 @@ def test_one_client_serves_every_call(pair, monkeypatch):
     assert built == []
 
 
+def test_replies_are_parsed_by_hiredis(pair):
+    """The install carries hiredis (redis[hiredis]), so redis-py parses replies in C: a
+    few per cent of every launched page's CPU (docs/benchmarks.md)."""
+    from redis._parsers import _HiredisParser
+
+    ours, _ = pair
+    ours.set("a", 1)
+    connection = ours._client.connection_pool.get_connection()
+    try:
+        assert isinstance(connection._parser, _HiredisParser)
+    finally:
+        ours._client.connection_pool.release(connection)
+
+
 def test_an_incr_racing_its_key_s_expiry_leaves_no_key_without_a_timeout(pair, monkeypatch):
     """A rate limit's window counter expires a moment after its window. An incr that checks
     the key, then adds to it, could meet the expiry in between and create the key anew with
