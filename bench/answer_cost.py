@@ -56,10 +56,14 @@ def _keep_cookies(jar: SimpleCookie, headers: dict) -> None:
         del jar[name]
 
 
-def _start_if_resuming(call: Callable, csrf: str, launched: dict) -> None:
+def _start_if_resuming(call: Callable, csrf: str, launched: dict, started: set[str]) -> None:
     """The warm-up's attempt in progress for a user whose later launches resume it."""
-    if launched["resuming"] and launched["landing"].startswith("/quiz/"):
-        call("POST", launched["landing"] + "start/", launched["cookie"], csrf=csrf)
+    landing = urlsplit(launched["landing"]).path  # without the launch's handoff
+    if launched["resuming"] and landing.startswith("/quiz/"):
+        status, _headers = call("POST", landing + "start/", launched["cookie"], csrf=csrf)
+        if not status.startswith("3"):
+            raise SystemExit(f"the warm-up's attempt did not start ({status} from {landing})")
+        started.add(launched["user_id"])
 
 
 def wsgi_caller(application: Callable, port: int) -> Callable:
@@ -282,6 +286,7 @@ def main() -> None:
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
 
     browsers: dict[str, SimpleCookie] = defaultdict(SimpleCookie)
+    started: set[str] = set()  # the launching users with an attempt in progress
 
     def launch(number: int) -> dict:
         """A launch: login, the platform's signed launch and, where it redirects, the
@@ -302,17 +307,21 @@ def main() -> None:
         outcome = "answered by the question" if resuming else "to the activity's page"
         headers = timed(f"launch 2: the signed launch, {outcome}", "POST", "/lti/launch/",
                         cookie, urlencode(form).encode())  # fmt: skip
+        if resuming and user_id in started and "Location" in headers:
+            # Timed as a launch answered by its question, which it must then be.
+            raise SystemExit(f"a launch with an attempt in progress led to {headers['Location']}")
         _keep_cookies(jar, headers)
         jar["csrftoken"] = csrf  # the token this client sends (the launch rotated the cookie's)
         cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
         if "Location" in headers:
             timed("launch 3: the landing page (the activity's)", "GET", headers["Location"], cookie)
-        return {"cookie": cookie, "resuming": resuming, "landing": headers.get("Location", "")}
+        return {"cookie": cookie, "resuming": resuming, "landing": headers.get("Location", ""),
+                "user_id": user_id}
 
     for number in range(max(args.students, 20)):  # warm-up: connections, caches, attempts
         if number < args.students:
             attempt(number)
-        _start_if_resuming(call, csrf, launch(number))
+        _start_if_resuming(call, csrf, launch(number), started)
     cpu.clear(), statements.clear()
     parts.clear()
     for number in range(args.attempts):
