@@ -66,6 +66,13 @@ def _start_if_resuming(call: Callable, csrf: str, launched: dict, started: set[s
         started.add(launched["user_id"])
 
 
+def _check_answered(in_progress: bool, headers: dict) -> None:
+    """A launch with an attempt in progress is timed as answered by its question, which it
+    must then be."""
+    if in_progress and "Location" in headers:
+        raise SystemExit(f"a launch with an attempt in progress led to {headers['Location']}")
+
+
 def wsgi_caller(application: Callable, port: int) -> Callable:
     def call(method: str, path: str, cookie: str = "", body: bytes = b"", csrf: str = ""):
         path, _, query = path.partition("?")
@@ -307,16 +314,18 @@ def main() -> None:
         outcome = "answered by the question" if resuming else "to the activity's page"
         headers = timed(f"launch 2: the signed launch, {outcome}", "POST", "/lti/launch/",
                         cookie, urlencode(form).encode())  # fmt: skip
-        if resuming and user_id in started and "Location" in headers:
-            # Timed as a launch answered by its question, which it must then be.
-            raise SystemExit(f"a launch with an attempt in progress led to {headers['Location']}")
+        _check_answered(resuming and user_id in started, headers)
         _keep_cookies(jar, headers)
         jar["csrftoken"] = csrf  # the token this client sends (the launch rotated the cookie's)
         cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in jar.items())
         if "Location" in headers:
             timed("launch 3: the landing page (the activity's)", "GET", headers["Location"], cookie)
-        return {"cookie": cookie, "resuming": resuming, "landing": headers.get("Location", ""),
-                "user_id": user_id}
+        return {
+            "cookie": cookie,
+            "resuming": resuming,
+            "landing": headers.get("Location", ""),
+            "user_id": user_id,
+        }
 
     for number in range(max(args.students, 20)):  # warm-up: connections, caches, attempts
         if number < args.students:
