@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import urlsplit
 
 import pytest
+from django.core import signing
+from django.core.signing import b62_encode
 from django.test import Client
 from django.urls import reverse
 
@@ -150,6 +153,31 @@ def test_a_spent_launch_posted_again_by_its_browser_leads_to_where_it_landed(pla
     forged = thief.post("/lti/launch/", signed)
     assert forged.status_code in (400, 403)
     assert "Location" not in forged
+
+
+def test_a_spent_launch_s_mark_leads_nowhere_once_its_session_s_age_is_over(
+    platform, settings, monkeypatch
+):
+    """The mark serves as long as the session the launch signed in may live: a launch posted
+    again after that is refused as any spent launch is."""
+    first = Client()
+    launch(first, platform, user_id="stu-1")
+    start(first, ResourceLink.objects.get().pk)
+
+    browser = Client()
+    signed = platform.authorize(
+        start_login(browser, platform, user_id="stu-1"), user_id="stu-1", roles=[ROLE + "Learner"]
+    )
+    # The launch's mark signed as long ago as a session lives, and a few seconds more.
+    made = int(time.time()) - settings.SESSION_COOKIE_AGE - 5
+    monkeypatch.setattr(signing.TimestampSigner, "timestamp", lambda _signer: b62_encode(made))
+    assert browser.post("/lti/launch/", signed).status_code == 200
+    monkeypatch.undo()
+    assert SPENT_LAUNCH_COOKIE in browser.cookies
+
+    again = browser.post("/lti/launch/", signed)
+    assert again.status_code in (400, 403)
+    assert "Location" not in again
 
 
 def test_instructor_launch_lands_on_the_dashboard(client, platform):
