@@ -193,3 +193,19 @@ def test_a_corrected_wording_reaches_every_process(learner_client, placement, mo
     page = answer(learner_client, attempt, right).content.decode()
     assert "Corrected here?" in page
     assert chosen_text(page) == right.text["en"]
+
+
+@pytest.mark.usefixtures("quiz")
+def test_the_quiz_script_is_on_the_quiz_s_answering_pages_only(learner_client, placement):
+    """quiz.js answers a question in place; the site's layout names no script of a kind's,
+    so the other pages (the home page, the activity's page) do not load it."""
+    script = "assessments/quiz.js"
+    attempt = start(learner_client, placement.pk)
+    question = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    assert script in question.content.decode()
+    option = Option.objects.filter(question=current_form(learner_client, attempt)[0]).first()
+    assert script in answer(learner_client, attempt, option).content.decode()  # the feedback
+    activity = learner_client.get(reverse("assessments:placement", args=[placement.pk]))
+    assert activity.status_code == 200
+    assert script not in activity.content.decode()
+    assert script not in learner_client.get(reverse("home")).content.decode()
