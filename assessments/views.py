@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -22,7 +23,7 @@ from activities.views import render_error, report_recomputation
 from lti.access import launch_required, launched_contexts
 from lti.models import ResourceLink, Role
 
-from . import selectors, services
+from . import frames, selectors, services
 from .forms import PlacementSettingsForm
 from .models import Attempt
 
@@ -121,15 +122,10 @@ def render_question(request: HttpRequest, view: selectors.AttemptView) -> HttpRe
     """The page of an attempt in progress at its current question; also a launch's answer
     where it lands there (decision 60), naming this page's address for the browser to show
     and reload."""
-    return render(
-        request,
-        "assessments/question.html",
-        {
-            "view": view,
-            "question": view.current_question,
-            "page_address": reverse("assessments:attempt", args=[view.attempt.public_id]),
-        },
-    )
+    question = view.current_question
+    if question is None:  # the last answer finishes the attempt in its own transaction
+        raise Http404("This attempt has no question left to answer.")
+    return HttpResponse(frames.question_page(view, question, get_token(request)))
 
 
 @require_http_methods(["GET", "POST"])
@@ -175,17 +171,7 @@ def _feedback_page(request: HttpRequest, public_id: Any, position: int) -> HttpR
         return redirect("assessments:attempt", public_id=attempt.public_id)
     # The next question's form is on the same page, under the feedback: one page and one
     # click per answer, for the student and the server.
-    return render(
-        request,
-        "assessments/feedback.html",
-        {
-            "view": view,
-            "question": question,
-            "finished": attempt.is_finished,
-            "next_question": None if attempt.is_finished else view.current_question,
-            "page_address": reverse("assessments:feedback", args=[attempt.public_id, position]),
-        },
-    )
+    return HttpResponse(frames.feedback_page(view, question, get_token(request)))
 
 
 @require_GET

@@ -7,10 +7,12 @@ from datetime import timedelta
 from functools import lru_cache
 
 from django import template
+from django.template import Context
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, ngettext, override
 
+from assessments.frames import FRAME_VARIABLE, options_mark
 from assessments.selectors import QuestionView
 
 register = template.Library()
@@ -36,8 +38,16 @@ QUESTION_TEMPLATES = {
 OPTIONS_SLOT = "<gc-options-slot>"
 
 
-@register.simple_tag
-def option_items(question: QuestionView, shown_as: str) -> SafeString:
+@register.simple_tag(takes_context=True)
+def option_items(context: Context, question: QuestionView, shown_as: str) -> SafeString:
+    """The question's options as list items, in the order this attempt shows them; in a
+    page's frame, the mark where each request puts them (decision 71)."""
+    if context.get(FRAME_VARIABLE):
+        return options_mark(question, shown_as)
+    return option_list(question, shown_as)
+
+
+def option_list(question: QuestionView, shown_as: str) -> SafeString:
     """The question's options as list items, in the order this attempt shows them. Each item
     is rendered once per process, option, way of showing and language (decision 50): a page
     shows 4 to 32 of them, the template's loop cost most of a page, and an option's text and
@@ -51,17 +61,17 @@ def option_items(question: QuestionView, shown_as: str) -> SafeString:
     )
 
 
-@register.simple_tag
-def question_part(question: QuestionView, part: str) -> SafeString:
+@register.simple_tag(takes_context=True)
+def question_part(context: Context, question: QuestionView, part: str) -> SafeString:
     """A part of a page about one question (``part``: a key of QUESTION_TEMPLATES), rendered
     once per process, question, verdict and language, with this attempt's options in their
-    slot: the results page reviews eight questions, and their loop was most of its
-    template's time (decision 52)."""
+    slot (in a page's frame, their mark): the results page reviews eight questions, and their
+    loop was most of its template's time (decision 52)."""
     around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.shown, get_language())
     if OPTIONS_SLOT not in around:
         return mark_safe(around)  # noqa: S308 - rendered by an autoescaping template
     return mark_safe(  # noqa: S308 - both rendered by autoescaping templates
-        around.replace(OPTIONS_SLOT, option_items(question, "reviewed"), 1)
+        around.replace(OPTIONS_SLOT, option_items(context, question, "reviewed"), 1)
     )
 
 

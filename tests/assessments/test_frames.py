@@ -1,0 +1,235 @@
+"""The question and feedback pages come from frames kept once per process, filled with each
+request's own values (decision 71). Every page a frame makes must be the page its template
+renders for that request: checked for two students whose attempts show the options in
+different orders, at every question, in both languages, right and wrong, and after the
+last answer; and the frames' marks must not be forgeable by content."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import translation
+
+from activities.demo import enrol_demo_member
+from assessments import frames, selectors
+from assessments.models import Attempt, Option, Question
+from lti.models import Role
+from tests.quiz_helpers import OPTION_IDS, QUESTION_ID, current_form, launched_client, start
+
+pytestmark = pytest.mark.django_db
+
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def as_template_renders_it(html: str, attempt: Attempt, template: str, context) -> str:
+    """The page the template renders for the same attempt, language and token."""
+    view = selectors.own_attempt_view(attempt.user, attempt.public_id, translation.get_language())
+    (token,) = set(CSRF.findall(html))  # one token a page, in each of its forms
+    return render_to_string(template, {**context(view), "csrf_token": token})
+
+
+def question_reference(html: str, attempt: Attempt) -> str:
+    return as_template_renders_it(
+        html,
+        attempt,
+        frames.QUESTION_TEMPLATE,
+        lambda view: frames.question_context(view, view.current_question),
+    )
+
+
+def feedback_reference(html: str, attempt: Attempt, position: int) -> str:
+    def context(view):
+        question = view.question_at(position)
+        finished = view.attempt.is_finished
+        upcoming = None if finished else view.current_question
+        return frames.feedback_context(view, question, upcoming, finished)
+
+    return as_template_renders_it(html, attempt, frames.FEEDBACK_TEMPLATE, context)
+
+
+def play(client, attempt: Attempt, language: str, right: bool) -> list[str]:
+    """Every question page and every feedback page of the attempt, each checked against the
+    template's rendering; answers right or wrong by turns, starting with ``right``."""
+    pages = []
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+    with translation.override(language):
+        for position in range(1, attempt.max_score + 1):
+            html = client.get(address, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            assert html == question_reference(html, attempt), (language, position)
+            question = Question.objects.get(pk=QUESTION_ID.search(html).group(1))
+            shown = [int(found) for found in OPTION_IDS.findall(html)]
+            options = Option.objects.filter(pk__in=shown)
+            chosen = next(o for o in options if o.is_correct == (right == (position % 2 == 1)))
+            answered = client.post(
+                reverse("assessments:answer", args=[attempt.public_id]),
+                {"question": question.pk, "option": chosen.pk},
+                HTTP_ACCEPT_LANGUAGE=language,
+            )
+            pages.append(html)
+            if position < attempt.max_score:
+                html = answered.content.decode()
+                attempt.refresh_from_db()
+                assert html == feedback_reference(html, attempt, position), (language, position)
+                pages.append(html)
+        # The last answer's feedback, read again after the results: its link to them.
+        attempt.refresh_from_db()
+        assert attempt.is_finished
+        feedback = reverse("assessments:feedback", args=[attempt.public_id, attempt.max_score])
+        html = client.get(feedback, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert html == feedback_reference(html, attempt, attempt.max_score)
+        assert reverse("assessments:summary", args=[attempt.public_id]) in html
+    return pages
+
+
+def test_every_framed_page_is_the_page_its_template_renders(learner_membership, placement):
+    frames.forget_frames()
+    first = launched_client(learner_membership)
+    other = launched_client(enrol_demo_member(Role.LEARNER))
+    first_attempt = start(first, placement.pk)
+    other_attempt = start(other, placement.pk)
+    # The other student sees each question's options in another order.
+    other_attempt.option_order = {
+        question: list(reversed(order)) for question, order in first_attempt.option_order.items()
+    }
+    other_attempt.save()
+
+    first_pages = play(first, first_attempt, "en", right=True)
+    kept = len(frames._frames)
+    # The same frames serve the other student (made by the first), answering the other way.
+    other_pages = play(other, other_attempt, "en", right=False)
+    assert len(frames._frames) == kept + 8  # feedback frames for the other verdicts only
+    for mine, theirs in zip(first_pages, other_pages, strict=True):
+        assert str(first_attempt.public_id) not in theirs
+        assert str(other_attempt.public_id) not in mine
+        assert OPTION_IDS.findall(mine) == list(reversed(OPTION_IDS.findall(theirs)))
+    assert str(frames.ATTEMPT_MARK) not in "".join(first_pages + other_pages)
+    assert "gc-slot" not in "".join(first_pages + other_pages)
+
+    # In Russian, from frames of its own.
+    placement.placement.max_attempts = None
+    placement.placement.save()
+    russian = play(first, start(first, placement.pk), "ru", right=False)
+    assert "Ответить" in russian[0]
+    assert "Submit answer" not in russian[0]
+
+
+def test_content_cannot_spell_a_frames_mark(learner_client, placement):
+    """A question whose text spells each mark shows it as text: escaped, not filled."""
+    frames.forget_frames()
+    attempt = start(learner_client, placement.pk)
+    question, _order = current_form(learner_client, attempt)
+    spelled = "<gc-slot-csrf> <gc-slot-answered> <gc-slot-options-1-choice>"
+    question.text = {**question.text, "en": question.text["en"] + " " + spelled}
+    question.save()  # drops the process's layout (decision 53)
+
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+    html = learner_client.get(address).content.decode()
+    with translation.override("en"):
+        assert html == question_reference(html, attempt)
+    assert "&lt;gc-slot-csrf&gt; &lt;gc-slot-answered&gt; &lt;gc-slot-options-1-choice&gt;" in html
+    assert len(OPTION_IDS.findall(html)) == len(attempt.option_order[str(question.pk)])
+
+
+def test_a_frame_is_cut_at_every_mark_and_filled_with_the_requests_values(
+    learner_client, placement
+):
+    attempt = start(learner_client, placement.pk)
+    view = selectors.own_attempt_view(attempt.user, attempt.public_id, "en")
+    page = (
+        f"a<gc-slot-csrf>b/{frames.ATTEMPT_MARK}/c<gc-slot-answered>d"
+        f"<gc-slot-options-1-choice>e<gc-slot-csrf>f"
+    )
+    frame = frames.Frame(page)
+    assert frame.cuts == ("a", "b/", "/c", "d", "e", "f")
+    assert frame.slots == (
+        ("csrf",),
+        ("attempt",),
+        ("answered",),
+        ("options", 1, "choice"),
+        ("csrf",),
+    )
+    filled = frame.fill(view, "TOKEN")
+    assert filled.startswith(f"aTOKENb/{attempt.public_id}/c0d<li><label>")
+    assert filled.endswith("eTOKENf")
+
+
+def answer_first_question(client, attempt: Attempt) -> str:
+    """Answers the first question rightly; returns the feedback page."""
+    question, _order = current_form(client, attempt)
+    response = client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": question.options.get(is_correct=True).pk},
+    )
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_feedback_frame_shows_the_next_question_as_it_is_now(learner_membership, placement):
+    """The feedback page carries the next question's form: edited after one student's
+    feedback was framed, the next student's feedback shows the edit."""
+    frames.forget_frames()
+    first = launched_client(learner_membership)
+    other = launched_client(enrol_demo_member(Role.LEARNER))
+    first_attempt = start(first, placement.pk)
+    other_attempt = start(other, placement.pk)
+    before = answer_first_question(first, first_attempt)
+    upcoming = Question.objects.get(pk=QUESTION_ID.search(before).group(1))
+    upcoming.text = {**upcoming.text, "en": "Edited after the first feedback"}
+    upcoming.save()
+
+    after = answer_first_question(other, other_attempt)
+    assert "Edited after the first feedback" in after
+    with translation.override("en"):
+        assert after == feedback_reference(after, other_attempt, 1)
+
+
+def test_content_alike_in_both_languages_is_framed_per_language(learner_client, placement):
+    """A quiz whose title and question read the same in every language still gets the
+    page's own words (the button, the progress) in the student's language."""
+    frames.forget_frames()
+    attempt = start(learner_client, placement.pk)
+    question, _order = current_form(learner_client, attempt)
+    question.version.title = {"en": "Same title", "ru": "Same title"}
+    question.version.save()
+    question.text = {"en": "Same words", "ru": "Same words"}
+    question.explanation = {"en": "Same reason", "ru": "Same reason"}
+    question.save()
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+    english = learner_client.get(address, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    learner_client.post(reverse("set_language"), {"language": "ru", "next": address})
+    russian = learner_client.get(address, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Submit answer" in english
+    assert "Ответить" in russian
+    assert "Submit answer" not in russian
+
+
+def test_two_placements_of_one_quiz_have_frames_of_their_own(learner_membership, placement, quiz):
+    """The same question in two placements of a course: each page links to its own."""
+    from activities.services import place_activity
+    from lti.models import ResourceLink
+
+    frames.forget_frames()
+    client = launched_client(learner_membership)
+    second = ResourceLink(context=placement.context, resource_link_id="rl-second", title="Again")
+    place_activity(second, f"quiz:{quiz.slug}")
+    for each in (placement, second):
+        attempt = start(client, each.pk)
+        html = client.get(reverse("assessments:attempt", args=[attempt.public_id])).content
+        assert reverse("assessments:placement", args=[each.pk]) in html.decode()
+
+
+def test_a_retitled_quiz_is_framed_anew(learner_membership, placement):
+    frames.forget_frames()
+    first = launched_client(learner_membership)
+    other = launched_client(enrol_demo_member(Role.LEARNER))
+    first_attempt = start(first, placement.pk)
+    other_attempt = start(other, placement.pk)
+    current_form(first, first_attempt)
+    version = first_attempt.quiz_version
+    version.title = {**version.title, "en": "Retitled between two students"}
+    version.save()
+    html = other.get(reverse("assessments:attempt", args=[other_attempt.public_id])).content
+    assert "Retitled between two students" in html.decode()
