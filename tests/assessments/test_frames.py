@@ -24,6 +24,18 @@ pytestmark = pytest.mark.django_db
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
+@pytest.fixture
+def two_students(learner_membership, placement):
+    """Two students of the course, each with an attempt at the placement started, and no
+    frames kept yet."""
+    frames.forget_frames()
+    students = []
+    for membership in (learner_membership, enrol_demo_member(Role.LEARNER)):
+        client = launched_client(membership)
+        students.append((client, start(client, placement.pk)))
+    return students
+
+
 def as_template_renders_it(html: str, attempt: Attempt, template: str, context) -> str:
     """The page the template renders for the same attempt, language and token."""
     view = selectors.own_attempt_view(attempt.user, attempt.public_id, translation.get_language())
@@ -84,12 +96,8 @@ def play(client, attempt: Attempt, language: str, right: bool) -> list[str]:
     return pages
 
 
-def test_every_framed_page_is_the_page_its_template_renders(learner_membership, placement):
-    frames.forget_frames()
-    first = launched_client(learner_membership)
-    other = launched_client(enrol_demo_member(Role.LEARNER))
-    first_attempt = start(first, placement.pk)
-    other_attempt = start(other, placement.pk)
+def test_every_framed_page_is_the_page_its_template_renders(two_students, placement):
+    (first, first_attempt), (other, other_attempt) = two_students
     # The other student sees each question's options in another order.
     other_attempt.option_order = {
         question: list(reversed(order)) for question, order in first_attempt.option_order.items()
@@ -167,14 +175,10 @@ def answer_first_question(client, attempt: Attempt) -> str:
     return response.content.decode()
 
 
-def test_the_feedback_frame_shows_the_next_question_as_it_is_now(learner_membership, placement):
+def test_the_feedback_frame_shows_the_next_question_as_it_is_now(two_students):
     """The feedback page carries the next question's form: edited after one student's
     feedback was framed, the next student's feedback shows the edit."""
-    frames.forget_frames()
-    first = launched_client(learner_membership)
-    other = launched_client(enrol_demo_member(Role.LEARNER))
-    first_attempt = start(first, placement.pk)
-    other_attempt = start(other, placement.pk)
+    (first, first_attempt), (other, other_attempt) = two_students
     before = answer_first_question(first, first_attempt)
     upcoming = Question.objects.get(pk=QUESTION_ID.search(before).group(1))
     upcoming.text = {**upcoming.text, "en": "Edited after the first feedback"}
@@ -221,12 +225,8 @@ def test_two_placements_of_one_quiz_have_frames_of_their_own(learner_membership,
         assert reverse("assessments:placement", args=[each.pk]) in html.decode()
 
 
-def test_a_retitled_quiz_is_framed_anew(learner_membership, placement):
-    frames.forget_frames()
-    first = launched_client(learner_membership)
-    other = launched_client(enrol_demo_member(Role.LEARNER))
-    first_attempt = start(first, placement.pk)
-    other_attempt = start(other, placement.pk)
+def test_a_retitled_quiz_is_framed_anew(two_students):
+    (first, first_attempt), (other, other_attempt) = two_students
     current_form(first, first_attempt)
     version = first_attempt.quiz_version
     version.title = {**version.title, "en": "Retitled between two students"}
