@@ -1,16 +1,18 @@
 """The answer loop's pages from frames kept once per process (decision 71).
 
-Two students at the same question of the same placement, in the same language, see the same
-question page but for four values: the attempt's address, the form's CSRF token, how many
-questions they have answered and the options, in their attempt's order with their choice.
-So a page is rendered from its template once per process, page, language and content, with a
-mark where each of those values goes, and cut at the marks: a *frame*. A request joins the
-frame's cuts with its own values, and the template engine is not run at all.
+Two students at the same question of the same quiz version, in the same language, see the
+same question page but for five values: the attempt's address, the placement's (the link to
+the activity's page), the form's CSRF token, how many questions they have answered and the
+options, in their attempt's order with their choice. So a page is rendered from its template
+once per process, page, language and content, with a mark where each of those values goes,
+and cut at the marks: a *frame*. A request joins the frame's cuts with its own values, and
+the template engine is not run at all.
 
 The marks cannot be forged by content. The CSRF token's, the answered count's and the
 options' are tags (``<gc-slot-…>``), and content comes out of an autoescaping template with
-its ``<`` escaped; the attempt's id goes into addresses, which must hold a UUID, so its mark
-is a UUID drawn at random when the process starts, which no text can know.
+its ``<`` escaped; the attempt's and the placement's ids go into addresses, which must hold a
+UUID and a number, so their marks are a UUID and an 18-digit number drawn at random when the
+process starts, which no text can know.
 
 A frame keyed on too little would show one student another's page; every value a frame holds
 is in its key (``question_frame_key`` and ``feedback_frame_key``), and
@@ -21,6 +23,7 @@ own rendering of it.
 from __future__ import annotations
 
 import re
+import secrets
 import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -38,15 +41,20 @@ from .selectors import AttemptView, QuestionView
 FRAME_VARIABLE = "frame_marks"
 CSRF_MARK = mark_safe("<gc-slot-csrf>")
 ANSWERED_MARK = mark_safe("<gc-slot-answered>")
-# Drawn once per process: an attempt's id is a random UUID too, and content cannot know it.
+# Drawn once per process: an attempt's id is a random UUID too, and content cannot know
+# either. The placement's is a number (its address's converter takes digits only); no UUID's
+# hex group is 18 characters long, so neither mark can hold the other.
 ATTEMPT_MARK = uuid.uuid4()
+PLACEMENT_MARK = secrets.randbelow(9 * 10**17) + 10**17
 MARKS = re.compile(
     "<gc-slot-(?P<simple>csrf|answered)>"
     "|<gc-slot-options-(?P<position>[0-9]+)-(?P<shown_as>choice|reviewed)>"
     f"|(?P<attempt>{ATTEMPT_MARK})"
+    f"|(?P<placement>{PLACEMENT_MARK})"
 )
-# Frames kept per process: a placement's quiz has two per question and language (the
-# question page and the feedback page, which has two verdicts); beyond this the oldest go.
+# Frames kept per process: a quiz version has three per question and language (the question
+# page and the feedback page's two verdicts), whichever placements show it; beyond this
+# the oldest go.
 MAX_FRAMES = 4096
 
 Slot = tuple[Hashable, ...]
@@ -88,6 +96,8 @@ class Frame:
                 slots.append((found["simple"],))
             elif found["attempt"]:
                 slots.append(("attempt",))
+            elif found["placement"]:
+                slots.append(("placement",))
             else:
                 slots.append(("options", int(found["position"]), found["shown_as"]))
             start = found.end()
@@ -99,6 +109,7 @@ class Frame:
         values = {
             ("csrf",): csrf_token,
             ("attempt",): str(view.attempt.public_id),
+            ("placement",): str(view.attempt.placement_id),
             ("answered",): str(view.answered_count),
         }
         parts = [self.cuts[0]]
@@ -141,7 +152,7 @@ def _render_frame(template_name: str, language: str, context: dict[str, Any]) ->
 
 
 def _frame_view(view: AttemptView) -> _FrameView:
-    return _FrameView(view.title, _FrameAttempt(ATTEMPT_MARK, view.attempt.placement_id))
+    return _FrameView(view.title, _FrameAttempt(ATTEMPT_MARK, PLACEMENT_MARK))
 
 
 QUESTION_TEMPLATE = "assessments/question.html"
@@ -150,7 +161,7 @@ FEEDBACK_TEMPLATE = "assessments/feedback.html"
 
 def question_frame_key(view: AttemptView, question: QuestionView, language: str) -> Hashable:
     """Everything of the question page that its frame holds."""
-    return (QUESTION_TEMPLATE, language, view.title, view.attempt.placement_id, question.shown)
+    return (QUESTION_TEMPLATE, language, view.title, question.shown)
 
 
 def feedback_frame_key(
@@ -162,7 +173,6 @@ def feedback_frame_key(
         FEEDBACK_TEMPLATE,
         language,
         view.title,
-        view.attempt.placement_id,
         view.attempt.is_finished,
         question.shown,
         None if next_question is None else next_question.shown,

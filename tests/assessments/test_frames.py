@@ -114,6 +114,7 @@ def test_every_framed_page_is_the_page_its_template_renders(two_students, placem
         assert str(other_attempt.public_id) not in mine
         assert OPTION_IDS.findall(mine) == list(reversed(OPTION_IDS.findall(theirs)))
     assert str(frames.ATTEMPT_MARK) not in "".join(first_pages + other_pages)
+    assert str(frames.PLACEMENT_MARK) not in "".join(first_pages + other_pages)
     assert "gc-slot" not in "".join(first_pages + other_pages)
 
     # In Russian, from frames of its own.
@@ -148,20 +149,21 @@ def test_a_frame_is_cut_at_every_mark_and_filled_with_the_requests_values(
     view = selectors.own_attempt_view(attempt.user, attempt.public_id, "en")
     page = (
         f"a<gc-slot-csrf>b/{frames.ATTEMPT_MARK}/c<gc-slot-answered>d"
-        f"<gc-slot-options-1-choice>e<gc-slot-csrf>f"
+        f"<gc-slot-options-1-choice>e<gc-slot-csrf>f/{frames.PLACEMENT_MARK}/"
     )
     frame = frames.Frame(page)
-    assert frame.cuts == ("a", "b/", "/c", "d", "e", "f")
+    assert frame.cuts == ("a", "b/", "/c", "d", "e", "f/", "/")
     assert frame.slots == (
         ("csrf",),
         ("attempt",),
         ("answered",),
         ("options", 1, "choice"),
         ("csrf",),
+        ("placement",),
     )
     filled = frame.fill(view, "TOKEN")
     assert filled.startswith(f"aTOKENb/{attempt.public_id}/c0d<li><label>")
-    assert filled.endswith("eTOKENf")
+    assert filled.endswith(f"eTOKENf/{placement.pk}/")
 
 
 def answer_first_question(client, attempt: Attempt) -> str:
@@ -210,8 +212,11 @@ def test_content_alike_in_both_languages_is_framed_per_language(learner_client, 
     assert "Submit answer" not in russian
 
 
-def test_two_placements_of_one_quiz_have_frames_of_their_own(learner_membership, placement, quiz):
-    """The same question in two placements of a course: each page links to its own."""
+def test_two_placements_of_one_quiz_share_its_frames_each_linking_to_its_own(
+    learner_membership, placement, quiz
+):
+    """The same question in two placements of a course: one frame, and each page links to
+    its own placement's activity page."""
     from activities.services import place_activity
     from lti.models import ResourceLink
 
@@ -223,6 +228,9 @@ def test_two_placements_of_one_quiz_have_frames_of_their_own(learner_membership,
         attempt = start(client, each.pk)
         html = client.get(reverse("assessments:attempt", args=[attempt.public_id])).content
         assert reverse("assessments:placement", args=[each.pk]) in html.decode()
+        with translation.override("en"):
+            assert html.decode() == question_reference(html.decode(), attempt)
+    assert len(frames._frames) == 1
 
 
 def test_a_retitled_quiz_is_framed_anew(two_students):
