@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -133,14 +134,19 @@ def _options(view: AttemptView, slot: Slot) -> str:
 
 
 _frames: dict[Hashable, Frame] = {}
+# Reads take no lock (a dict's get is atomic); a miss's eviction and insert do, so that two
+# threads of a worker (GUNICORN_THREADS) cannot evict the same oldest frame.
+_frames_lock = threading.Lock()
 
 
 def _frame(key: Hashable, render: Callable[[], str]) -> Frame:
     found = _frames.get(key)
     if found is None:
-        if len(_frames) >= MAX_FRAMES:
-            del _frames[next(iter(_frames))]
-        found = _frames[key] = Frame(render())
+        found = Frame(render())
+        with _frames_lock:
+            while len(_frames) >= MAX_FRAMES:
+                del _frames[next(iter(_frames))]
+            _frames[key] = found
     return found
 
 
@@ -242,4 +248,5 @@ def feedback_context(
 
 def forget_frames() -> None:
     """Drop every frame (the tests; a deploy restarts the processes)."""
-    _frames.clear()
+    with _frames_lock:
+        _frames.clear()

@@ -7,6 +7,7 @@ last answer; and the frames' marks must not be forgeable by content."""
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from django.template.loader import render_to_string
@@ -241,3 +242,37 @@ def test_a_retitled_quiz_is_framed_anew(two_students):
     version.save()
     html = other.get(reverse("assessments:attempt", args=[other_attempt.public_id])).content
     assert "Retitled between two students" in html.decode()
+
+
+def test_a_process_keeps_at_most_its_number_of_frames_the_oldest_going_first(monkeypatch):
+    """Four threads of one worker making frames at once: none fails, and no more than the
+    bound are kept, the newest among them."""
+    import threading
+
+    frames.forget_frames()
+    monkeypatch.setattr(frames, "MAX_FRAMES", 8)
+    failures = []
+
+    def make(thread: int) -> None:
+        try:
+            for number in range(300):
+                frames._frame((thread, number), lambda: "<p>page</p>")
+        except Exception as error:  # noqa: BLE001 - any failure is the test's finding
+            failures.append(error)
+
+    threads = [threading.Thread(target=make, args=(thread,)) for thread in range(4)]
+    # Threads switched as often as the interpreter allows, so that their evictions meet
+    # (without the lock, two of them evicted the same frame: KeyError, watched).
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch_interval)
+    assert failures == []
+    assert len(frames._frames) == 8
+    assert all(number >= 290 for _thread, number in frames._frames)
+    frames.forget_frames()
