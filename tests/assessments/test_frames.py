@@ -10,9 +10,10 @@ import re
 import sys
 
 import pytest
-from django.template.loader import render_to_string
+from django.conf import settings
+from django.shortcuts import render
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 
 from activities.demo import enrol_demo_member
 from assessments import frames, selectors
@@ -37,30 +38,40 @@ def two_students(learner_membership, placement):
     return students
 
 
-def as_template_renders_it(html: str, attempt: Attempt, template: str, context) -> str:
-    """The page the template renders for the same attempt, language and token."""
+def _blank_tokens(html: str) -> str:
+    return CSRF.sub('name="csrfmiddlewaretoken" value=""', html)
+
+
+def assert_the_templates_page(response, attempt: Attempt, position: int | None = None) -> str:
+    """The framed page is the page the view rendered before frames: its template through
+    ``render()`` with the same request (context processors and all), for the same attempt and
+    language, from a context written out here as the view wrote it. ``position`` names the
+    question whose feedback the page is; without it, the question page. The tokens are
+    blanked: each rendering masks the session's token anew (the page's own is checked by
+    ``test_a_framed_pages_token_is_the_sessions``). Returns the page."""
+    html = response.content.decode()
     view = selectors.own_attempt_view(attempt.user, attempt.public_id, translation.get_language())
-    (token,) = set(CSRF.findall(html))  # one token a page, in each of its forms
-    return render_to_string(template, {**context(view), "csrf_token": token})
-
-
-def question_reference(html: str, attempt: Attempt) -> str:
-    return as_template_renders_it(
-        html,
-        attempt,
-        frames.QUESTION_TEMPLATE,
-        lambda view: frames.question_context(view, view.current_question),
-    )
-
-
-def feedback_reference(html: str, attempt: Attempt, position: int) -> str:
-    def context(view):
-        question = view.question_at(position)
+    if position is None:
+        template = "assessments/question.html"
+        context = {
+            "view": view,
+            "question": view.current_question,
+            "page_address": reverse("assessments:attempt", args=[attempt.public_id]),
+        }
+    else:
+        template = "assessments/feedback.html"
         finished = view.attempt.is_finished
-        upcoming = None if finished else view.current_question
-        return frames.feedback_context(view, question, upcoming, finished)
-
-    return as_template_renders_it(html, attempt, frames.FEEDBACK_TEMPLATE, context)
+        context = {
+            "view": view,
+            "question": view.question_at(position),
+            "finished": finished,
+            "next_question": None if finished else view.current_question,
+            "page_address": reverse("assessments:feedback", args=[attempt.public_id, position]),
+        }
+    reference = render(response.wsgi_request, template, context).content.decode()
+    assert len(set(CSRF.findall(html))) == 1  # one token a page, in each of its forms
+    assert _blank_tokens(html) == _blank_tokens(reference), (template, position)
+    return html
 
 
 def play(client, attempt: Attempt, language: str, right: bool) -> list[str]:
@@ -70,8 +81,9 @@ def play(client, attempt: Attempt, language: str, right: bool) -> list[str]:
     address = reverse("assessments:attempt", args=[attempt.public_id])
     with translation.override(language):
         for position in range(1, attempt.max_score + 1):
-            html = client.get(address, HTTP_ACCEPT_LANGUAGE=language).content.decode()
-            assert html == question_reference(html, attempt), (language, position)
+            html = assert_the_templates_page(
+                client.get(address, HTTP_ACCEPT_LANGUAGE=language), attempt
+            )
             question = Question.objects.get(pk=QUESTION_ID.search(html).group(1))
             shown = [int(found) for found in OPTION_IDS.findall(html)]
             options = Option.objects.filter(pk__in=shown)
@@ -83,16 +95,14 @@ def play(client, attempt: Attempt, language: str, right: bool) -> list[str]:
             )
             pages.append(html)
             if position < attempt.max_score:
-                html = answered.content.decode()
-                attempt.refresh_from_db()
-                assert html == feedback_reference(html, attempt, position), (language, position)
-                pages.append(html)
+                pages.append(assert_the_templates_page(answered, attempt, position))
         # The last answer's feedback, read again after the results: its link to them.
         attempt.refresh_from_db()
         assert attempt.is_finished
         feedback = reverse("assessments:feedback", args=[attempt.public_id, attempt.max_score])
-        html = client.get(feedback, HTTP_ACCEPT_LANGUAGE=language).content.decode()
-        assert html == feedback_reference(html, attempt, attempt.max_score)
+        html = assert_the_templates_page(
+            client.get(feedback, HTTP_ACCEPT_LANGUAGE=language), attempt, attempt.max_score
+        )
         assert reverse("assessments:summary", args=[attempt.public_id]) in html
     return pages
 
@@ -136,9 +146,8 @@ def test_content_cannot_spell_a_frames_mark(learner_client, placement):
     question.save()  # drops the process's layout (decision 53)
 
     address = reverse("assessments:attempt", args=[attempt.public_id])
-    html = learner_client.get(address).content.decode()
     with translation.override("en"):
-        assert html == question_reference(html, attempt)
+        html = assert_the_templates_page(learner_client.get(address), attempt)
     assert "&lt;gc-slot-csrf&gt; &lt;gc-slot-answered&gt; &lt;gc-slot-options-1-choice&gt;" in html
     assert len(OPTION_IDS.findall(html)) == len(attempt.option_order[str(question.pk)])
 
@@ -167,30 +176,30 @@ def test_a_frame_is_cut_at_every_mark_and_filled_with_the_requests_values(
     assert filled.endswith(f"eTOKENf/{placement.pk}/")
 
 
-def answer_first_question(client, attempt: Attempt) -> str:
-    """Answers the first question rightly; returns the feedback page."""
+def answer_first_question(client, attempt: Attempt):
+    """Answers the first question rightly; returns the response, its feedback page."""
     question, _order = current_form(client, attempt)
     response = client.post(
         reverse("assessments:answer", args=[attempt.public_id]),
         {"question": question.pk, "option": question.options.get(is_correct=True).pk},
     )
     assert response.status_code == 200
-    return response.content.decode()
+    return response
 
 
 def test_the_feedback_frame_shows_the_next_question_as_it_is_now(two_students):
     """The feedback page carries the next question's form: edited after one student's
     feedback was framed, the next student's feedback shows the edit."""
     (first, first_attempt), (other, other_attempt) = two_students
-    before = answer_first_question(first, first_attempt)
+    before = answer_first_question(first, first_attempt).content.decode()
     upcoming = Question.objects.get(pk=QUESTION_ID.search(before).group(1))
     upcoming.text = {**upcoming.text, "en": "Edited after the first feedback"}
     upcoming.save()
 
-    after = answer_first_question(other, other_attempt)
-    assert "Edited after the first feedback" in after
     with translation.override("en"):
-        assert after == feedback_reference(after, other_attempt, 1)
+        answered = answer_first_question(other, other_attempt)
+        after = assert_the_templates_page(answered, other_attempt, 1)
+    assert "Edited after the first feedback" in after
 
 
 def test_content_alike_in_both_languages_is_framed_per_language(learner_client, placement):
@@ -227,10 +236,11 @@ def test_two_placements_of_one_quiz_share_its_frames_each_linking_to_its_own(
     place_activity(second, f"quiz:{quiz.slug}")
     for each in (placement, second):
         attempt = start(client, each.pk)
-        html = client.get(reverse("assessments:attempt", args=[attempt.public_id])).content
-        assert reverse("assessments:placement", args=[each.pk]) in html.decode()
         with translation.override("en"):
-            assert html.decode() == question_reference(html.decode(), attempt)
+            html = assert_the_templates_page(
+                client.get(reverse("assessments:attempt", args=[attempt.public_id])), attempt
+            )
+        assert reverse("assessments:placement", args=[each.pk]) in html
     assert len(frames._frames) == 1
 
 
@@ -276,3 +286,63 @@ def test_a_process_keeps_at_most_its_number_of_frames_the_oldest_going_first(mon
     assert len(frames._frames) == 8
     assert all(number >= 290 for _thread, number in frames._frames)
     frames.forget_frames()
+
+
+def test_a_framed_pages_token_is_the_sessions(learner_client, placement):
+    """Each framed page carries a token that the CSRF check takes for this session's (the
+    question page's, then the feedback page's), sets the CSRF cookie where the browser had
+    none, and a forged token is refused with nothing recorded."""
+    attempt = start(learner_client, placement.pk)
+    learner_client.handler.enforce_csrf_checks = True
+    learner_client.cookies.pop(settings.CSRF_COOKIE_NAME, None)
+    address = reverse("assessments:attempt", args=[attempt.public_id])
+    answer = reverse("assessments:answer", args=[attempt.public_id])
+    page = learner_client.get(address)
+    assert settings.CSRF_COOKIE_NAME in page.cookies
+    for position in (1, 2):
+        html = page.content.decode()
+        (token,) = set(CSRF.findall(html))
+        question = Question.objects.get(pk=QUESTION_ID.search(html).group(1))
+        option = int(OPTION_IDS.findall(html)[0])
+        forged = learner_client.post(
+            answer, {"question": question.pk, "option": option, "csrfmiddlewaretoken": "A" * 64}
+        )
+        assert forged.status_code == 403
+        assert attempt.responses.count() == position - 1
+        page = learner_client.post(
+            answer, {"question": question.pk, "option": option, "csrfmiddlewaretoken": token}
+        )
+        assert page.status_code == 200
+        assert attempt.responses.count() == position
+
+
+def test_the_last_feedback_links_to_the_results_only_once_the_attempt_finished(
+    learner_client, placement
+):
+    """The last question's feedback while its answer is recorded and the attempt not yet
+    finished (inside the finishing answer's transaction) has neither a next question nor the
+    results' link; once finished, it has the link: the frames differ only by the attempt's
+    state, which must be in their key."""
+    from assessments.models import AttemptState
+
+    frames.forget_frames()
+    attempt = start(learner_client, placement.pk)
+    for _position in range(attempt.max_score - 1):
+        answer_first_question(learner_client, attempt)
+    question, order = current_form(learner_client, attempt)
+    option = question.options.get(pk=order[0])
+    attempt.responses.create(question=question, option=option, is_correct=option.is_correct)
+    feedback = reverse("assessments:feedback", args=[attempt.public_id, attempt.max_score])
+    results = reverse("assessments:summary", args=[attempt.public_id])
+    with translation.override("en"):
+        unfinished = assert_the_templates_page(
+            learner_client.get(feedback), attempt, attempt.max_score
+        )
+        assert results not in unfinished
+        Attempt.objects.filter(pk=attempt.pk).update(
+            state=AttemptState.FINISHED, finished_at=timezone.now(), score=0
+        )
+        finished = assert_the_templates_page(
+            learner_client.get(feedback), attempt, attempt.max_score
+        )
+    assert results in finished
