@@ -15,6 +15,9 @@ statements of each kind of request, each also in trivial views (the load benchma
 ceiling), and its median wall-clock time (the CPU and the waits on PostgreSQL and Redis,
 their commits included; no server in front), the requests of a launch, then the whole loop
 per answer.
+Beside them, three floors, timed eight times an attempt: the trivial view (``GET /healthz``,
+answered by the third middleware), a constant page through every middleware and one behind
+``launch_required`` with the session's user (bench/urls.py, routed in this process only).
 ``--profile TEXT`` adds cProfile's top functions (CPU time) for the kinds of request whose
 name contains TEXT; ``--queries TEXT`` prints the SQL of the last such request; ``--parts``
 the mean CPU time of the template, the attempt's statement, the session and the user.
@@ -137,6 +140,12 @@ def _without_own_cache() -> None:
 
 ANSWER = "an answer, answered by its feedback page (with the next question)"
 LAST_ANSWER = "the last answer (finish, counted flags, grade), answered by the results"
+# Beside the loop's pages: the trivial view (answered by the third middleware, before the
+# session), a constant page through every middleware, and one behind launch_required, which
+# reads the session and its user as every page of the loop does (bench/urls.py).
+CONSTANT_PAGE = "a constant page through every middleware"
+SIGNED_IN_PAGE = "a constant page behind launch_required (the session and its user)"
+FLOOR = ("trivial view (GET /healthz)", CONSTANT_PAGE, SIGNED_IN_PAGE)
 # The pages whose parts --parts times.
 PARTS_OF = ("the question page", ANSWER)
 
@@ -292,9 +301,14 @@ def main() -> None:
     platform = Platform(platform_server, tool=f"http://127.0.0.1:{args.port}")
     platform.register_in_tool()
 
+    from django.conf import settings
     from django.db import connection
 
     from config.wsgi import application
+
+    from .urls import CONSTANT_PATH, SIGNED_IN_PATH
+
+    settings.ROOT_URLCONF = "bench.urls"  # the two constant pages beside the service's
 
     for name in args.without:
         SHORTCUTS[name]()
@@ -387,8 +401,11 @@ def main() -> None:
     parts.clear()
     for number in range(args.attempts):
         attempt(number % args.students)
+        cookie = f"sessionid={sessions[number % args.students]}; csrftoken={csrf}"
         for _ in range(len(questions)):
             timed("trivial view (GET /healthz)", "GET", "/healthz")
+            timed(CONSTANT_PAGE, "GET", CONSTANT_PATH)
+            timed(SIGNED_IN_PAGE, "GET", SIGNED_IN_PATH, cookie)
     for number in range(args.launches):
         launch(number)
     platform_server.stop()
@@ -409,8 +426,9 @@ def main() -> None:
             f"{statistics.median(times) / trivial:.1f} | {statistics.mean(statements[kind]):.1f} |"
             f" {statistics.median(wall[kind]) * 1000:.2f} |"
         )
-    attempt_seconds = sum(sum(times) for kind, times in cpu.items() if "launch" not in kind)
-    attempt_seconds -= sum(cpu["trivial view (GET /healthz)"])
+    attempt_seconds = sum(
+        sum(times) for kind, times in cpu.items() if "launch" not in kind and kind not in FLOOR
+    )
     answers = args.attempts * len(questions)
     print(
         "\nper answer, the whole loop (the answer, answered by its feedback page with the next"
