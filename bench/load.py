@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -71,6 +72,10 @@ def cpu_seconds_by_role(server_pid: int) -> dict[str, float]:
         elif name.startswith("redis-server"):
             totals["redis"] += seconds
     return totals
+
+
+# The attempt a question page is of: its canonical address (decision 60's page_address).
+ATTEMPT_ADDRESS = re.compile(r'<link rel="canonical" href="/attempts/([0-9a-f-]{36})/">')
 
 
 @dataclass
@@ -232,7 +237,8 @@ def answer_step(clients, base: str, placement: int, questions):
         client, state = clients[index], states[index]
         if state.get("position", 8) == 8:
             async with client.post(f"{base}/quiz/{placement}/start/", allow_redirects=False) as r:
-                state["attempt"] = r.headers["Location"].rstrip("/").split("/")[-1]
+                # Answered by question 1, which names its attempt's address.
+                state["attempt"] = ATTEMPT_ADDRESS.search(await r.text())[1]
             state["position"] = 0
         question, option = questions[state["position"]]
         started = time.perf_counter() if scheduled is None else scheduled

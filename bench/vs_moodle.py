@@ -23,8 +23,9 @@ student with their own cookie jar, every form read from the page it is on:
   feedback page before, and until 2026-12-01 that page had a "Next question" link to the
   question's own page); the eighth answer is answered by the summary, which opens with its
   feedback (the tool finishes the attempt on its last answer; the loop followed "See your
-  results" from the eighth feedback page before 2026-12-01), and its "Start another attempt"
-  (the loop went back to the activity's page for its start button before 2026-12-01).
+  results" from the eighth feedback page before 2026-12-01), and its "Start another attempt",
+  answered by question 1 since 2026-12-04 (decision 72; a redirect to it before; the loop
+  went back to the activity's page for its start button before 2026-12-01).
 
 Every feedback page is checked: the verdict agrees with the option chosen, and the question's
 explanation is on it. One answer is the answer's POST, its feedback page and the next question

@@ -27,11 +27,15 @@ QUESTION_ID = re.compile(r'name="question" value="(\d+)"')
 OPTION_IDS = re.compile(r'name="option" value="(\d+)"')
 
 
+# The attempt a question page is of: its canonical address (decision 60's page_address).
+ATTEMPT_ADDRESS = re.compile(r'<link rel="canonical" href="/attempts/([0-9a-f-]{36})/">')
+
+
 def start(client: Client, placement_id: int) -> Attempt:
+    """Starts (or resumes) the attempt: the start is answered by its question page."""
     response = client.post(reverse("assessments:start", args=[placement_id]))
-    assert response.status_code == 302, response.content
-    public_id = response["Location"].rstrip("/").split("/")[-1]
-    return Attempt.objects.get(public_id=public_id)
+    assert response.status_code == 200, response.content
+    return Attempt.objects.get(public_id=ATTEMPT_ADDRESS.search(response.content.decode())[1])
 
 
 def current_form(client: Client, attempt: Attempt) -> tuple[Question, list[int]]:

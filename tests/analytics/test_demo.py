@@ -20,6 +20,7 @@ from assessments.models import Attempt, Response
 from labs.models import LabRun, RunStatus
 from lti.models import Membership, Role
 from tests.labs_helpers import lab_placement, small_lab
+from tests.quiz_helpers import start
 
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
@@ -66,12 +67,12 @@ def test_the_same_browser_continues_as_the_same_demo_student():
     demo_launch(browser)
     student = signed_in_user(browser)
     placement = ensure_demo_placement()
-    started = browser.post(reverse("assessments:start", args=[placement.pk]))
-    assert started.status_code == 302
+    attempt = start(browser, placement.pk)
 
     response = demo_launch(browser)  # the home page's button again, later
     assert signed_in_user(browser) == student
-    assert response["Location"] == started["Location"]  # back in the attempt in progress
+    # Back in the attempt in progress.
+    assert response["Location"] == reverse("assessments:attempt", args=[attempt.public_id])
     page = browser.get(response["Location"]).content.decode()
     assert "Question 1 of 8" in page
     assert Attempt.objects.filter(user=student).count() == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -90,6 +92,8 @@ def test_the_whole_flow_works_with_the_keyboard_alone(page, live_server):
     page.keyboard.press("Enter")
 
     expect(page.locator("#progress")).to_have_text("Question 1 of 8")
+    # The start answered with question 1, whose own address the address bar shows.
+    expect(page).to_have_url(re.compile(r"/attempts/[0-9a-f-]{36}/$"))
     for position in range(1, 9):
         right = correct_option_text(page)
         tab_to(page, "input[name=option]")

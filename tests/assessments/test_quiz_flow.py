@@ -308,3 +308,25 @@ def test_a_placement_in_another_course_is_refused(learner_client, quiz):
         assert response.status_code == 403
         assert "not enrolled in the course" in response.content.decode()
     assert not Attempt.objects.filter(placement=elsewhere).exists()
+
+
+def test_a_start_is_answered_by_its_question_and_posted_again_resumes_it(learner_client, placement):
+    """The start's response is question 1's page, naming the attempt's address; a reload
+    posts the start again and gets the same attempt's question; the start's address read
+    (a bookmark, a restored tab) leads to the activity's page."""
+    address = reverse("assessments:start", args=[placement.pk])
+    first = learner_client.post(address)
+    assert first.status_code == 200
+    attempt = Attempt.objects.get(placement=placement)
+    page = reverse("assessments:attempt", args=[attempt.public_id])
+    assert f'<link rel="canonical" href="{page}">' in first.content.decode()
+    assert "Question 1 of 8" in first.content.decode()
+
+    again = learner_client.post(address)
+    assert again.status_code == 200
+    assert f'<link rel="canonical" href="{page}">' in again.content.decode()
+    assert Attempt.objects.filter(placement=placement).count() == 1
+
+    read = learner_client.get(address)
+    assert read.status_code == 302
+    assert read["Location"] == reverse("assessments:placement", args=[placement.pk])
