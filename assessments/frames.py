@@ -15,7 +15,7 @@ UUID and a number, so their marks are a UUID and an 18-digit number drawn at ran
 process starts, which no text can know.
 
 A frame keyed on too little would show one student another's page; every value a frame holds
-is in its key (``question_frame_key`` and ``feedback_frame_key``), and
+is in its key (``question_page`` and ``feedback_page``), and
 ``tests/assessments/test_frames.py`` checks every page a frame makes against the template's
 own rendering of it.
 """
@@ -157,93 +157,63 @@ def _render_frame(template_name: str, language: str, context: dict[str, Any]) ->
         )
 
 
-def _frame_view(view: AttemptView) -> _FrameView:
-    return _FrameView(view.title, _FrameAttempt(ATTEMPT_MARK, PLACEMENT_MARK))
-
+_FRAME_VIEW_ATTEMPT = _FrameAttempt(ATTEMPT_MARK, PLACEMENT_MARK)
 
 QUESTION_TEMPLATE = "assessments/question.html"
 FEEDBACK_TEMPLATE = "assessments/feedback.html"
 
 
-def question_frame_key(view: AttemptView, question: QuestionView, language: str) -> Hashable:
-    """Everything of the question page that its frame holds."""
-    return (QUESTION_TEMPLATE, language, view.title, question.shown)
-
-
-def feedback_frame_key(
-    view: AttemptView, question: QuestionView, next_question: QuestionView | None, language: str
-) -> Hashable:
-    """Everything of the feedback page that its frame holds (the next question's form is
-    under the feedback; after the last answer, a link to the results)."""
-    return (
-        FEEDBACK_TEMPLATE,
-        language,
-        view.title,
-        view.attempt.is_finished,
-        question.shown,
-        None if next_question is None else next_question.shown,
-    )
-
-
 def question_page(view: AttemptView, question: QuestionView, csrf_token: str) -> str:
     """The page of ``question``, the attempt's current one."""
     language = get_language()
+    # The key is everything of the page that its frame holds.
+    key = (QUESTION_TEMPLATE, language, view.title, question.shown)
     frame = _frame(
-        question_frame_key(view, question, language),
+        key,
         lambda: _render_frame(
-            QUESTION_TEMPLATE, language, question_context(_frame_view(view), question)
+            QUESTION_TEMPLATE,
+            language,
+            {
+                "view": _FrameView(view.title, _FRAME_VIEW_ATTEMPT),
+                "question": question,
+                "page_address": reverse("assessments:attempt", args=[ATTEMPT_MARK]),
+            },
         ),
     )
     return frame.fill(view, csrf_token)
-
-
-def question_context(view: AttemptView | _FrameView, question: QuestionView) -> dict[str, Any]:
-    """The question page's template context (a frame's, with marks, or a whole page's)."""
-    return {
-        "view": view,
-        "question": question,
-        "page_address": reverse("assessments:attempt", args=[view.attempt.public_id]),
-    }
-
-
-def next_question_after_feedback(view: AttemptView) -> QuestionView | None:
-    """The question whose form the feedback page carries: the current one, unless the
-    attempt is finished."""
-    return None if view.attempt.is_finished else view.current_question
 
 
 def feedback_page(view: AttemptView, question: QuestionView, csrf_token: str) -> str:
     """The feedback on the answer to ``question``, with the next question's form under it
     or, after the last answer, the link to the results."""
     language = get_language()
-    next_question = next_question_after_feedback(view)
+    finished = view.attempt.is_finished
+    next_question = None if finished else view.current_question
+    key = (
+        FEEDBACK_TEMPLATE,
+        language,
+        view.title,
+        finished,
+        question.shown,
+        None if next_question is None else next_question.shown,
+    )
     frame = _frame(
-        feedback_frame_key(view, question, next_question, language),
+        key,
         lambda: _render_frame(
             FEEDBACK_TEMPLATE,
             language,
-            feedback_context(_frame_view(view), question, next_question, view.attempt.is_finished),
+            {
+                "view": _FrameView(view.title, _FRAME_VIEW_ATTEMPT),
+                "question": question,
+                "finished": finished,
+                "next_question": next_question,
+                "page_address": reverse(
+                    "assessments:feedback", args=[ATTEMPT_MARK, question.position]
+                ),
+            },
         ),
     )
     return frame.fill(view, csrf_token)
-
-
-def feedback_context(
-    view: AttemptView | _FrameView,
-    question: QuestionView,
-    next_question: QuestionView | None,
-    finished: bool,
-) -> dict[str, Any]:
-    """The feedback page's template context (a frame's, with marks, or a whole page's)."""
-    return {
-        "view": view,
-        "question": question,
-        "finished": finished,
-        "next_question": next_question,
-        "page_address": reverse(
-            "assessments:feedback", args=[view.attempt.public_id, question.position]
-        ),
-    }
 
 
 def forget_frames() -> None:

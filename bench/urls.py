@@ -19,11 +19,10 @@ def signed_in_constant(request: HttpRequest) -> HttpResponse:  # noqa: ARG001
     return HttpResponse("ok")
 
 
-CONSTANT_PATH = "/bench/constant/"
-SIGNED_IN_PATH = "/bench/signed-in/"
-
 urlpatterns = [
-    path(CONSTANT_PATH.strip("/") + "/", constant),
-    path(SIGNED_IN_PATH.strip("/") + "/", signed_in_constant),
+    path("bench/constant/", constant),
+    path("bench/signed-in/", signed_in_constant),
     *service_patterns,
 ]
+CONSTANT_PATH = "/bench/constant/"
+SIGNED_IN_PATH = "/bench/signed-in/"

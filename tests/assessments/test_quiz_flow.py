@@ -330,3 +330,15 @@ def test_a_start_is_answered_by_its_question_and_posted_again_resumes_it(learner
     read = learner_client.get(address)
     assert read.status_code == 302
     assert read["Location"] == reverse("assessments:placement", args=[placement.pk])
+
+
+def test_an_attempt_in_progress_with_no_question_left_is_not_found(learner_client, placement):
+    """Every question answered and the attempt not finished is a state only the finishing
+    answer's transaction sees (made by hand here): its page is not found, not a 500."""
+    attempt = start(learner_client, placement.pk)
+    for question in Question.objects.filter(version=attempt.quiz_version):
+        option = question.options.first()
+        attempt.responses.create(question=question, option=option, is_correct=option.is_correct)
+    response = learner_client.get(reverse("assessments:attempt", args=[attempt.public_id]))
+    assert response.status_code == 404
+    assert "This page does not exist" in response.content.decode()
