@@ -15,7 +15,7 @@ from activities.texts import localized
 from lti.course import Landing
 from lti.models import ResourceLink
 
-from .models import Attempt, Quiz, QuizPlacement, Response
+from .models import QUIZ_KIND, Attempt, Quiz, QuizPlacement, Response
 
 
 def _offered() -> dict[str, str]:
@@ -56,7 +56,7 @@ def _resume(link: ResourceLink, user_id: int) -> Landing | None:
     from .selectors import attempt_in_progress_view
     from .views import render_question
 
-    view = attempt_in_progress_view(link, user_id, get_language())
+    view = attempt_in_progress_view(link.pk, link.context_id, user_id, get_language())
     if view is None:
         return None
     return Landing(
@@ -104,7 +104,7 @@ def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
 
 
 QUIZ = ActivityKind(
-    key="quiz",
+    key=QUIZ_KIND,
     label=_("quiz"),
     line_item_tag="quiz",
     offered=_offered,

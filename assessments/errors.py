@@ -1,5 +1,7 @@
 """The quiz's refusals, on the course side's one base (activities.errors.DomainError)."""
 
+from django.utils.translation import gettext as _
+
 from activities.errors import DomainError
 
 
@@ -18,6 +20,16 @@ class AnswerConflict(AssessmentError):
     or the attempt is finished."""
 
     status_code = 409
+
+
+class NotAQuiz(AssessmentError):
+    """The placement places another kind of activity (as ``activities.access.member_placement``
+    refuses it)."""
+
+    status_code = 404
+
+    def __init__(self) -> None:
+        super().__init__(_("This activity is not a %(kind)s.") % {"kind": _("quiz")})
 
 
 class AttemptLimitReached(AssessmentError):

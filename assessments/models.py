@@ -16,6 +16,9 @@ from django.utils.translation import gettext_lazy as _
 
 from activities.models import GradingMethod
 
+# The quiz's key in the activity registry (activities.registry), as a placement stores it.
+QUIZ_KIND = "quiz"
+
 
 class Quiz(models.Model):
     slug = models.SlugField(max_length=100, unique=True)

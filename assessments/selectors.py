@@ -31,6 +31,7 @@ from activities.texts import localized
 from lti.models import Context, Deployment, Membership, Registration, ResourceLink
 
 from .models import (
+    QUIZ_KIND,
     Attempt,
     AttemptState,
     GradingMethod,
@@ -411,10 +412,20 @@ class AttemptView:
         return self.attempt.finished_at - self.attempt.started_at
 
 
+# Whether a user may still reach a course: an active membership there, from an LMS still turned
+# on (as lti.access.granted_contexts decides), over the joins that follow a resource link ``p``
+# to its course and LMS and the membership of the user named by ``{member}``.
+_REACHABLE = """CASE WHEN m.is_active AND (c.deployment_id IS NULL OR (d.is_active AND g.is_active))
+            THEN 1 ELSE 0 END"""
+_COURSE_JOINS = f"""
+JOIN {Context._meta.db_table} c ON c.id = p.context_id
+LEFT JOIN {Membership._meta.db_table} m ON m.context_id = p.context_id AND m.user_id = {{member}}
+LEFT JOIN {Deployment._meta.db_table} d ON d.id = c.deployment_id
+LEFT JOIN {Registration._meta.db_table} g ON g.id = d.registration_id"""
+
 # The attempt, every column, then (where its pages read it) its course and whether its owner
-# may still reach that course (an active membership there, from an LMS still turned on, as
-# lti.access.granted_contexts decides), and its answers: one row per answer (one row with no
-# answer before the first). Portable SQL: `make run` serves it from SQLite.
+# may still reach that course, and its answers: one row per answer (one row with no answer
+# before the first). Portable SQL: `make run` serves it from SQLite.
 _ATTEMPT_VIEW_SQL = f"""
 SELECT a.public_id, a.id, a.user_id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT),
        a.placement_id, a.number, a.language, a.started_at, a.finished_at, a.score, a.max_score,
@@ -424,25 +435,79 @@ LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
 WHERE """
 _OWN_ATTEMPT_SQL = (
     _ATTEMPT_VIEW_SQL.format(
-        course="""p.context_id,
-       CASE WHEN m.is_active AND (c.deployment_id IS NULL OR (d.is_active AND g.is_active))
-            THEN 1 ELSE 0 END""",
+        course=f"p.context_id,\n       {_REACHABLE}",
         course_joins=f"""
-JOIN {ResourceLink._meta.db_table} p ON p.id = a.placement_id
-JOIN {Context._meta.db_table} c ON c.id = p.context_id
-LEFT JOIN {Membership._meta.db_table} m ON m.context_id = p.context_id AND m.user_id = a.user_id
-LEFT JOIN {Deployment._meta.db_table} d ON d.id = c.deployment_id
-LEFT JOIN {Registration._meta.db_table} g ON g.id = d.registration_id""",
+JOIN {ResourceLink._meta.db_table} p ON p.id = a.placement_id"""
+        + _COURSE_JOINS.format(member="a.user_id"),
     )
     + "a.public_id = %s AND a.user_id = %s"
 )
 # At most one row set: the attempt_one_in_progress constraint. Read for a launch, which has
-# just found the membership and the LMS (the caller names the course).
+# just found the membership and the LMS, and a start, which has just checked them (the
+# caller names the course).
 _IN_PROGRESS_SQL = (
     _ATTEMPT_VIEW_SQL.format(course="NULL, NULL", course_joins="")
     + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
 )
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
+
+
+# What a start needs, in one statement: the placement's course and whether the user may still
+# reach it, the placement's kind and rules, its quiz's current version, and what the user has
+# made there (how many attempts, the highest number, how many in progress: at most one).
+_START_SQL = f"""
+SELECT p.context_id, {_REACHABLE}, pl.kind, pl.max_attempts, pl.grading_method,
+       qz.max_attempts, qz.grading_method, qz.current_version_id, made.count, made.last,
+       made.in_progress
+FROM {ResourceLink._meta.db_table} p {_COURSE_JOINS.format(member="%s")}
+LEFT JOIN {Placement._meta.db_table} pl ON pl.resource_link_id = p.id
+LEFT JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = p.id
+LEFT JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
+CROSS JOIN (
+    SELECT COUNT(*) AS count, MAX(number) AS last,
+           SUM(CASE WHEN state = %s THEN 1 ELSE 0 END) AS in_progress
+    FROM {Attempt._meta.db_table} WHERE placement_id = %s AND user_id = %s
+) made
+WHERE p.id = %s
+"""
+
+
+@dataclass(frozen=True)
+class StartFacts:
+    """What a student's start of a quiz at a placement reads before it inserts."""
+
+    course: AttemptCourse
+    policy: AttemptPolicy | None  # None: the placement is not a quiz's
+    version_id: int | None  # None: the quiz's content was never loaded
+    made: int
+    last_number: int
+    in_progress: bool
+
+
+def start_facts(user_id: int, placement_id: int) -> StartFacts | None:
+    """What a start needs to decide (None when there is no such placement), in one written-
+    out statement where the ORM took two, and most of the start's time building them: the
+    placement's access check (``activities.access.member_placement``, with its kind's
+    relations) and the count of the attempts made."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _START_SQL,
+            [user_id, AttemptState.IN_PROGRESS.value, placement_id, user_id, placement_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    (context_id, still_member, kind, placement_max, placement_method, quiz_max, quiz_method,
+     version_id, made, last_number, in_progress) = row  # fmt: skip
+    is_quiz = kind == QUIZ_KIND and quiz_method is not None
+    return StartFacts(
+        course=AttemptCourse(context_id, bool(still_member)),
+        policy=_policy(placement_max, placement_method, quiz_max, quiz_method) if is_quiz else None,
+        version_id=version_id,
+        made=made,
+        last_number=last_number or 0,
+        in_progress=bool(in_progress),
+    )
 
 
 def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView | None:
@@ -461,17 +526,18 @@ def own_attempt_view(user: User, public_id: UUID, language: str) -> AttemptView 
 
 
 def attempt_in_progress_view(
-    placement: ResourceLink, user_id: int, language: str
+    placement_id: int, context_id: int, user_id: int, language: str
 ) -> AttemptView | None:
-    """The student's attempt in progress on the placement, as ``own_attempt_view`` reads
-    it, or None: a launch's landing names its address and renders its question from this
-    one statement (decisions 58 and 62). The launch has just found the student's membership
-    in the placement's course, from an LMS that is on."""
+    """The student's attempt in progress on the placement (in the course ``context_id``), as
+    ``own_attempt_view`` reads it, or None: a launch's landing names its address and renders
+    its question from this one statement (decisions 58 and 62), and a start that finds an
+    attempt in progress answers with its question. Each has just found the student's
+    membership in the course, from an LMS that is on."""
     return _read_attempt_view(
         _IN_PROGRESS_SQL,
-        [placement.pk, user_id, AttemptState.IN_PROGRESS.value],
+        [placement_id, user_id, AttemptState.IN_PROGRESS.value],
         language,
-        AttemptCourse(placement.context_id, still_member=True),
+        AttemptCourse(context_id, still_member=True),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Collection
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,7 +18,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from activities.errors import OutsideLaunch
+from activities.errors import ActivityNotLoaded, OutsideLaunch
 from activities.grading import grade_by_method
 from activities.models import ChangeCause, Grade, Regrade
 from activities.selectors import for_update, placement_score_maximum
@@ -34,15 +35,18 @@ from .errors import (
     AnswerConflict,
     AttemptLimitReached,
     InvalidAnswer,
+    NotAQuiz,
     StartConflict,
 )
 from .models import Attempt, AttemptState, Option, Question, Quiz, QuizVersion, Response
 from .selectors import (
+    AttemptView,
+    attempt_in_progress_view,
     attempt_policy,
-    current_version,
     is_last_question,
-    placed_quiz,
+    start_facts,
     version_layout,
+    version_texts,
 )
 
 
@@ -99,11 +103,11 @@ def load_quiz(content: QuizContent) -> LoadResult:
     return LoadResult(quiz=quiz, version=version, created=created)
 
 
-def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
+def _shuffled_option_order(version_id: int) -> dict[str, list[int]]:
     """Each question's option ids in a random order, keyed by the question's id."""
     rng = random.SystemRandom()
     order: dict[str, list[int]] = {}
-    for question_id, option_ids in version_layout(version.pk).option_ids.items():
+    for question_id, option_ids in version_layout(version_id).option_ids.items():
         order[str(question_id)] = rng.sample(option_ids, len(option_ids))
     return order
 
@@ -114,46 +118,62 @@ def _shuffled_option_order(version: QuizVersion) -> dict[str, list[int]]:
 START_TRIES = 3
 
 
-def start_or_resume_attempt(*, user: User, placement: ResourceLink, language: str) -> Attempt:
+def start_or_resume_attempt(
+    *, user: User, placement_id: int, launched_courses: Collection[int], language: str
+) -> AttemptView:
     """The student's attempt in progress on this placement, or a new one if the policy
-    allows another, numbered after the student's highest there (an earlier one may be gone).
+    allows another, numbered after the student's highest there (an earlier one may be gone),
+    as its pages show it. Refused as every page of the activity is
+    (``activities.access.member_placement``): ``OutsideLaunch`` unless the session was
+    launched into the placement's course (``launched_courses``) and may still reach it, and
+    ``NotAQuiz`` when the placement places another kind of activity.
 
-    No transaction around the read and the insert: the attempt's unique number and its one
-    in progress per student and placement settle two starts at once (a double click, a second
-    tab), and the loser reads again: it resumes the winner's attempt, or starts the next one
-    when the number it chose was taken by an attempt no longer in progress. Inside a caller's
+    One statement reads what the start decides on (``selectors.start_facts``) and one
+    inserts; the new attempt's page needs no read (it has no answers yet). No transaction
+    around the read and the insert: the attempt's unique number and its one in progress per
+    student and placement settle two starts at once (a double click, a second tab), and the
+    loser reads again: it resumes the winner's attempt, or starts the next one when the
+    number it chose was taken by an attempt no longer in progress. Inside a caller's
     transaction a savepoint keeps that transaction usable after such a race."""
-    quiz = placed_quiz(placement)
-    policy = attempt_policy(placement)
     for _try in range(START_TRIES):
-        made = Attempt.objects.filter(user=user, placement=placement).aggregate(
-            count=Count("pk"),
-            last=Max("number"),
-            in_progress=Max("pk", filter=Q(state=AttemptState.IN_PROGRESS)),
-        )
-        if made["in_progress"] is not None:
-            return Attempt.objects.get(pk=made["in_progress"])
-        if policy.max_attempts and made["count"] >= policy.max_attempts:
+        facts = start_facts(user.pk, placement_id)
+        if facts is None or not facts.course.reachable_from(launched_courses):
+            raise OutsideLaunch()
+        if facts.policy is None:
+            raise NotAQuiz()
+        if facts.in_progress:
+            resumed = attempt_in_progress_view(
+                placement_id, facts.course.context_id, user.pk, language
+            )
+            if resumed is not None:
+                return resumed
+            continue  # finished in between: read again
+        if facts.policy.max_attempts and facts.made >= facts.policy.max_attempts:
             raise AttemptLimitReached(
                 _("You have used all %(count)s attempts allowed on this quiz.")
-                % {"count": policy.max_attempts}
+                % {"count": facts.policy.max_attempts}
             )
-        version = current_version(quiz)
-        option_order = _shuffled_option_order(version)
+        if facts.version_id is None:
+            raise ActivityNotLoaded(
+                _("This activity is not loaded yet. Run `python manage.py %(command)s`.")
+                % {"command": "load_quiz"}
+            )
+        option_order = _shuffled_option_order(facts.version_id)
         guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
         try:
             with guard:
-                return Attempt.objects.create(
+                attempt = Attempt.objects.create(
                     user=user,
-                    placement=placement,
-                    quiz_version=version,
-                    number=(made["last"] or 0) + 1,
+                    placement_id=placement_id,
+                    quiz_version_id=facts.version_id,
+                    number=facts.last_number + 1,
                     language=language,
                     option_order=option_order,
                     max_score=len(option_order),
                 )
         except IntegrityError:
             continue  # another start won: read what it made
+        return AttemptView(attempt, version_texts(facts.version_id, language), {}, facts.course)
     raise StartConflict(
         _("Another start of this quiz was under way at the same moment. Please try again.")
     )

@@ -103,29 +103,29 @@ def start_attempt(request: HttpRequest, placement_id: int) -> HttpResponse:
         # The start's address, where a browser without JavaScript shows the question the POST
         # returned: bookmarked or restored, it leads to the activity's page.
         return redirect("assessments:placement", placement_id=placement_id)
-    found, _role = member_placement(request, placement_id, "quiz")
     try:
-        attempt = services.start_or_resume_attempt(
-            user=request.user, placement=found, language=get_language()
+        started = services.start_or_resume_attempt(
+            user=request.user,
+            placement_id=placement_id,
+            launched_courses=list(launched_contexts(request)),
+            language=get_language(),
         )
     except DomainError as error:
         return render_error(request, error.message, error.status_code)
     # Answered by the attempt's question, which names its own address (as an answer and a
     # launch are, decisions 57 and 60): one request fewer per attempt. Posted again (a
-    # reload), the start resumes the same attempt and answers with the same page.
-    return _where_the_attempt_is(request, _own_attempt(request, attempt.public_id))
+    # reload), the start resumes the same attempt and answers with the same page. Either is in
+    # progress.
+    return render_question(request, started)
 
 
 @require_GET
 @launch_required
 def attempt_page(request: HttpRequest, public_id: Any) -> HttpResponse:
-    return _where_the_attempt_is(request, _own_attempt(request, public_id))
-
-
-def _where_the_attempt_is(request: HttpRequest, view: selectors.AttemptView) -> HttpResponse:
     """The attempt's current question, or its results once it is finished."""
+    view = _own_attempt(request, public_id)
     if view.attempt.is_finished:
-        return redirect("assessments:summary", public_id=view.attempt.public_id)
+        return redirect("assessments:summary", public_id=public_id)
     return render_question(request, view)
 
 

@@ -9,8 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Attempt, Option, Question
+from assessments.services import start_or_resume_attempt
 from lti.access import SESSION_KEY
-from lti.models import Membership
+from lti.models import Membership, ResourceLink
 
 
 def launched_client(membership: Membership) -> Client:
@@ -21,6 +22,17 @@ def launched_client(membership: Membership) -> Client:
     session[SESSION_KEY] = {str(membership.context_id): membership.role}
     session.save()
     return client
+
+
+def started_attempt(user, placement: ResourceLink) -> Attempt:
+    """The student's attempt on the placement, started (or resumed) by the start's service as
+    a session launched into the placement's course does."""
+    return start_or_resume_attempt(
+        user=user,
+        placement_id=placement.pk,
+        launched_courses=[placement.context_id],
+        language="en",
+    ).attempt
 
 
 QUESTION_ID = re.compile(r'name="question" value="(\d+)"')

@@ -10,8 +10,7 @@ from django.urls import reverse
 from activities.models import Grade
 from assessments.models import Attempt, AttemptState
 from assessments.selectors import current_version
-from assessments.services import start_or_resume_attempt
-from tests.quiz_helpers import answer_all, start
+from tests.quiz_helpers import answer_all, start, started_attempt
 from tests.threads import hold_uncommitted
 
 
@@ -89,7 +88,7 @@ def test_a_start_that_meets_a_taken_number_and_no_attempt_in_progress_starts_the
         )
 
     committed = hold_uncommitted(finished_elsewhere)
-    attempt = start_or_resume_attempt(user=learner, placement=placement, language="en")
+    attempt = started_attempt(learner, placement)
     committed()
     assert (attempt.number, attempt.state) == (2, AttemptState.IN_PROGRESS)
 

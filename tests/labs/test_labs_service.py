@@ -373,6 +373,9 @@ def test_runs_are_private_and_management_is_for_staff(placed, lab_members):
         (instructor, f"/lab/{quiz_placed.pk}/manage/"),
     ):
         assert client.get(path).status_code == 404, path
+    refused = student_client.post(f"/quiz/{placed.pk}/start/")  # a start, which reads on its own
+    assert refused.status_code == 404
+    assert "This activity is not a quiz." in refused.content.decode()
     assert student_client.get(f"/lab/{placed.pk}/").status_code == 200
     anonymous = type(instructor)()
     assert anonymous.get(f"/lab/{placed.pk}/").status_code == 403

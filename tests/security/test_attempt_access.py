@@ -63,6 +63,25 @@ def test_an_attempt_in_progress_ends_with_the_access_its_launch_gave(client, pla
     assert Response.objects.filter(attempt=attempt).count() == 1, case
 
 
+@pytest.mark.parametrize(("case", "cut"), CUTS, ids=[case for case, _cut in CUTS])
+def test_a_start_ends_with_the_access_its_launch_gave(client, platform, case, cut):
+    """The start checks the course's access in its own statement (selectors.start_facts),
+    not through the activity's page's check: the same cuts refuse it, a new attempt's and a
+    resumed one's alike."""
+    launch(client, platform, user_id="student-1")
+    placement_id = ResourceLink.objects.get().pk
+    attempt = start(client, placement_id)
+
+    cut()
+
+    for story in ("resuming the attempt in progress", "a new attempt"):
+        refused = client.post(reverse("assessments:start", args=[placement_id]))
+        assert refused.status_code == 403, (case, story)
+        assert "course" in refused.content.decode()
+        Attempt.objects.filter(pk=attempt.pk).update(state="finished")
+    assert list(Attempt.objects.values_list("pk", flat=True)) == [attempt.pk]
+
+
 def test_an_attempt_opens_only_in_a_session_launched_into_its_course(platform):
     course_a = Client()
     launch(course_a, platform, user_id="student-1", context_id="course-A", resource_link_id="rl-A")
@@ -81,4 +100,11 @@ def test_an_attempt_opens_only_in_a_session_launched_into_its_course(platform):
     assert refused.status_code == 403
     assert not Response.objects.filter(attempt=attempt).exists()
 
+    # Nor does it resume the attempt there, or start another (the start's own check).
+    start_address = reverse("assessments:start", args=[attempt.placement_id])
+    assert course_b.post(start_address).status_code == 403
+    Attempt.objects.filter(pk=attempt.pk).update(state="finished")
+    assert course_b.post(start_address).status_code == 403
+    assert list(Attempt.objects.values_list("pk", flat=True)) == [attempt.pk]
+    Attempt.objects.filter(pk=attempt.pk).update(state="in_progress")
     assert _answer(course_a, attempt) == 200  # its own course's session goes on
