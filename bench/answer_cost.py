@@ -8,7 +8,7 @@ Prepares the database of ``bench.load`` (gcquiz_load, made again), then calls th
 application directly, as gunicorn would, for students who start attempts and answer all
 eight questions as a browser does (the start, answered by question 1, then each answer,
 whose response is its feedback page carrying the next question's form, or after the last
-the results), and
+the results; beside them, what a reload of each kind of page costs), and
 for launches signed by the independent platform library (20 users taking turns; half of
 them have an attempt in progress, which their launch answers with). Prints the
 median CPU time (``time.process_time``, the platform's signing left out) and the SQL
@@ -152,6 +152,11 @@ TRIVIAL = "trivial view (GET /healthz)"
 FLOOR = (TRIVIAL, CONSTANT_PAGE, SIGNED_IN_PAGE)
 START = "starting an attempt, answered by question 1"
 QUESTION_PAGE = "the question page (question 1, read again)"
+FEEDBACK_PAGE = "the feedback page (question 1's, read again)"
+RESULTS_PAGE = "the results page (read again)"
+# Not requests of the loop (each page comes as the response of the request before it): what
+# a reload of each costs.
+READ_AGAIN = (QUESTION_PAGE, FEEDBACK_PAGE, RESULTS_PAGE)
 # The pages whose parts --parts times.
 PARTS_OF = ("the question page", ANSWER)
 
@@ -353,14 +358,20 @@ def main() -> None:
         cookie = f"sessionid={sessions[student]}; csrftoken={csrf}"
         page = timed(START, "POST", f"/quiz/{placement}/start/", cookie)["body"].decode()
         public_id = load.ATTEMPT_ADDRESS.search(page)[1]
-        # Not a request of the loop since the start answers with question 1: what a reload of
-        # it, or a return to it, costs; kept beside the feedback page's figure.
-        timed(QUESTION_PAGE, "GET", f"/attempts/{public_id}/", cookie)
-        for position, (question, option) in enumerate(questions, start=1):
-            body = f"question={question}&option={option}".encode()
+        attempt_path = f"/attempts/{public_id}/"
+        requests = [
             # Each answered by its page (decision 57): the last one's is the results.
-            kind = ANSWER if position < len(questions) else LAST_ANSWER
-            timed(kind, "POST", f"/attempts/{public_id}/answer/", cookie, body)
+            (ANSWER if position < len(questions) else LAST_ANSWER, "POST",
+             f"{attempt_path}answer/", f"question={question}&option={option}".encode())
+            for position, (question, option) in enumerate(questions, start=1)
+        ]  # fmt: skip
+        # Beside them, not requests of the loop, what a reload of each kind of page costs
+        # (READ_AGAIN): question 1 (the start's answer), question 1's feedback, the results.
+        requests.insert(0, (QUESTION_PAGE, "GET", attempt_path, b""))
+        requests.insert(2, (FEEDBACK_PAGE, "GET", f"{attempt_path}questions/1/feedback/", b""))
+        requests.append((RESULTS_PAGE, "GET", f"{attempt_path}summary/", b""))
+        for kind, method, path, body in requests:
+            timed(kind, method, path, cookie, body)
         # The next attempt starts from the summary's "Start another attempt" (as in
         # bench.vs_moodle); the activity's page is a launch's landing, timed with the launches.
 
@@ -435,7 +446,7 @@ def main() -> None:
     attempt_seconds = sum(
         sum(times)
         for kind, times in cpu.items()
-        if "launch" not in kind and kind not in (*FLOOR, QUESTION_PAGE)
+        if "launch" not in kind and kind not in (*FLOOR, *READ_AGAIN)
     )
     answers = args.attempts * len(questions)
     print(
