@@ -8,6 +8,12 @@ once per process, page, language and content, with a mark where each of those va
 and cut at the marks: a *frame*. A request joins the frame's cuts with its own values, and
 the template engine is not run at all.
 
+The results page (decision 74) is framed per language, content and the verdict of the answer
+it opens with; what differs between attempts beyond the values above (the attempt's number
+and score, its facts and grade, the buttons its policy leaves, its verdicts with their
+reviewed options) goes into slots of its own, each part rendered for the request by a small
+template or joined from the parts kept per question and verdict (decision 52).
+
 The marks cannot be forged by content. The CSRF token's, the answered count's and the
 options' are tags (``<gc-slot-…>``), and content comes out of an autoescaping template with
 its ``<`` escaped; the attempt's and the placement's ids go into addresses, which must hold a
@@ -15,9 +21,9 @@ UUID and a number, so their marks are a UUID and an 18-digit number drawn at ran
 process starts, which no text can know.
 
 A frame keyed on too little would show one student another's page; every value a frame holds
-is in its key (``question_page`` and ``feedback_page``), and
-``tests/assessments/test_frames.py`` checks every page a frame makes against the template's
-own rendering of it.
+is in its key (``question_page``, ``feedback_page`` and ``results_page``), and
+``tests/assessments/test_frames.py`` and ``test_results_frames.py`` check every page a frame
+makes against the template's own rendering of it.
 """
 
 from __future__ import annotations
@@ -29,33 +35,48 @@ import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, override
 
-from .selectors import AttemptView, QuestionView
+from .selectors import AttemptView, PlacementOverview, QuestionView
 
 # The context variable that tells the option tags they render a frame: each leaves its
 # options' mark (``options_mark``) instead of the options.
 FRAME_VARIABLE = "frame_marks"
 CSRF_MARK = mark_safe("<gc-slot-csrf>")
 ANSWERED_MARK = mark_safe("<gc-slot-answered>")
+NUMBER_MARK = mark_safe("<gc-slot-number>")
+SCORE_MARK = mark_safe("<gc-slot-score>")
+MAX_SCORE_MARK = mark_safe("<gc-slot-max-score>")
+RESUME_MARK = mark_safe("<gc-slot-resume>")
 # Drawn once per process: an attempt's id is a random UUID too, and content cannot know
 # either. The placement's is a number (its address's converter takes digits only); no UUID's
 # hex group is 18 characters long, so neither mark can hold the other.
 ATTEMPT_MARK = uuid.uuid4()
 PLACEMENT_MARK = secrets.randbelow(9 * 10**17) + 10**17
+# The results page's parts that differ between attempts with the same verdicts: each is
+# rendered for its request from a template of its own (the facts), or joined from the
+# questions' parts kept per verdict (the strip and the review).
+RESULTS_PARTS = {
+    "facts": "assessments/_results_facts.html",
+    "strip": None,
+    "review": None,
+}
 MARKS = re.compile(
-    "<gc-slot-(?P<simple>csrf|answered)>"
+    "<gc-slot-(?P<simple>csrf|answered|number|score|max-score|resume)>"
     "|<gc-slot-options-(?P<position>[0-9]+)-(?P<shown_as>choice|reviewed)>"
+    f"|<gc-slot-part-(?P<part>{'|'.join(RESULTS_PARTS)})>"
     f"|(?P<attempt>{ATTEMPT_MARK})"
     f"|(?P<placement>{PLACEMENT_MARK})"
 )
 # Frames kept per process: a quiz version has three per question and language (the question
-# page and the feedback page's two verdicts), whichever placements show it; beyond this
-# the oldest go.
+# page and the feedback page's two verdicts) and three results pages (read again, and opening
+# with the last answer's either verdict), whichever placements show it; beyond this the
+# oldest go.
 MAX_FRAMES = 4096
 
 Slot = tuple[Hashable, ...]
@@ -64,6 +85,30 @@ Slot = tuple[Hashable, ...]
 def options_mark(question: QuestionView, shown_as: str) -> SafeString:
     """Where a frame takes a question's options, shown as ``shown_as``."""
     return mark_safe(f"<gc-slot-options-{question.position}-{shown_as}>")
+
+
+def results_part_mark(name: str) -> SafeString:
+    """Where the results page's frame takes its part ``name`` (a key of RESULTS_PARTS)."""
+    if name not in RESULTS_PARTS:
+        raise LookupError(f"the results page has no part {name!r}")
+    return mark_safe(f"<gc-slot-part-{name}>")
+
+
+def render_results_part(
+    name: str, view: AttemptView, overview: PlacementOverview, csrf_token: Any
+) -> SafeString:
+    """The results page's part ``name`` for this attempt and request: what the page's
+    template and its frame both show there."""
+    from .templatetags.quiz_format import part_of_question  # the tags import this module
+
+    template_name = RESULTS_PARTS[name]
+    if template_name is None:
+        return mark_safe(  # noqa: S308 - each part rendered by an autoescaping template
+            "".join(part_of_question(question, name) for question in view.questions)
+        )
+    return render_to_string(
+        template_name, {"view": view, "overview": overview, "csrf_token": csrf_token}
+    )
 
 
 @dataclass(frozen=True)
@@ -79,6 +124,38 @@ class _FrameView:
     title: str
     attempt: _FrameAttempt
     answered_count: SafeString = ANSWERED_MARK
+
+
+@dataclass(frozen=True)
+class _FrameFinishedAttempt:
+    public_id: uuid.UUID
+    placement_id: int
+    number: SafeString = NUMBER_MARK
+    score: SafeString = SCORE_MARK
+    max_score: SafeString = MAX_SCORE_MARK
+
+
+@dataclass(frozen=True)
+class _FrameResultsView:
+    """What the results page's template reads of an attempt's view outside its parts."""
+
+    title: str
+    attempt: _FrameFinishedAttempt
+
+
+@dataclass(frozen=True)
+class _FrameInProgress:
+    number: SafeString = RESUME_MARK
+
+
+@dataclass(frozen=True)
+class _FrameOverview:
+    """What the results page's template reads of the activity's overview outside its parts:
+    which button the student gets (in the frame's key), with a mark for the number of the
+    attempt in progress."""
+
+    in_progress: _FrameInProgress | None
+    can_start: bool
 
 
 class Frame:
@@ -99,6 +176,8 @@ class Frame:
                 slots.append(("attempt",))
             elif found["placement"]:
                 slots.append(("placement",))
+            elif found["part"]:
+                slots.append(("part", found["part"]))
             else:
                 slots.append(("options", int(found["position"]), found["shown_as"]))
             start = found.end()
@@ -106,24 +185,38 @@ class Frame:
         self.cuts = tuple(cuts)
         self.slots = tuple(slots)
 
-    def fill(self, view: AttemptView, csrf_token: str) -> str:
+    def fill(
+        self, view: AttemptView, csrf_token: str, overview: PlacementOverview | None = None
+    ) -> str:
+        """The page for this request: ``overview`` is the results page's (its parts)."""
         values = {
             ("csrf",): csrf_token,
             ("attempt",): str(view.attempt.public_id),
             ("placement",): str(view.attempt.placement_id),
             ("answered",): str(view.answered_count),
+            ("number",): str(view.attempt.number),
+            ("score",): str(view.attempt.score),
+            ("max-score",): str(view.attempt.max_score),
         }
+        if overview is not None and overview.in_progress is not None:
+            values[("resume",)] = str(overview.in_progress.number)
         parts = [self.cuts[0]]
         for slot, cut in zip(self.slots, self.cuts[1:], strict=True):
             value = values.get(slot)
             if value is None:
-                value = values[slot] = _options(view, slot)
+                value = values[slot] = _filled(view, slot, csrf_token, overview)
             parts.append(value)
             parts.append(cut)
         return "".join(parts)
 
 
-def _options(view: AttemptView, slot: Slot) -> str:
+def _filled(
+    view: AttemptView, slot: Slot, csrf_token: str, overview: PlacementOverview | None
+) -> str:
+    if slot[0] == "part":
+        if overview is None:
+            raise LookupError("a results page's frame is filled with its overview")
+        return render_results_part(slot[1], view, overview, csrf_token)  # type: ignore[arg-type]
     from .templatetags.quiz_format import option_list  # the tags import this module
 
     _kind, position, shown_as = slot
@@ -214,6 +307,42 @@ def feedback_page(view: AttemptView, question: QuestionView, csrf_token: str) ->
         ),
     )
     return frame.fill(view, csrf_token)
+
+
+RESULTS_TEMPLATE = "assessments/summary.html"
+
+
+def results_page(
+    view: AttemptView,
+    overview: PlacementOverview,
+    just_answered: QuestionView | None,
+    csrf_token: str,
+) -> str:
+    """The results of a finished attempt, opening with the feedback on ``just_answered``
+    (the last answer's response) when there is one."""
+    language = get_language()
+    shown = None if just_answered is None else just_answered.shown
+    in_progress = None if overview.in_progress is None else _FrameInProgress()
+    can_start = overview.can_start
+    key = (RESULTS_TEMPLATE, language, view.title, shown, in_progress is None, can_start)
+
+    def render() -> str:
+        address = reverse("assessments:summary", args=[ATTEMPT_MARK])
+        if just_answered is not None:
+            address += "?" + urlencode({"answered": just_answered.position})
+        frame_attempt = _FrameFinishedAttempt(ATTEMPT_MARK, PLACEMENT_MARK)
+        return _render_frame(
+            RESULTS_TEMPLATE,
+            language,
+            {
+                "view": _FrameResultsView(view.title, frame_attempt),
+                "overview": _FrameOverview(in_progress, can_start),
+                "just_answered": just_answered,
+                "page_address": address,
+            },
+        )
+
+    return _frame(key, render).fill(view, csrf_token, overview)
 
 
 def forget_frames() -> None:

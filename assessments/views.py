@@ -4,14 +4,12 @@ selectors, and every refusal is a page that says what went wrong."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
@@ -204,16 +202,4 @@ def _summary_page(request: HttpRequest, public_id: Any, answered: int | None) ->
         user=request.user, placement_id=view.attempt.placement_id, language=get_language(), listed=0
     )
     just_answered = None if answered is None else view.question_at(answered)
-    address = reverse("assessments:summary", args=[public_id])
-    if just_answered is not None:
-        address += "?" + urlencode({"answered": just_answered.position})
-    return render(
-        request,
-        "assessments/summary.html",
-        {
-            "view": view,
-            "overview": overview,
-            "just_answered": just_answered,
-            "page_address": address,
-        },
-    )
+    return HttpResponse(frames.results_page(view, overview, just_answered, get_token(request)))

@@ -12,7 +12,12 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, ngettext, override
 
-from assessments.frames import FRAME_VARIABLE, options_mark
+from assessments.frames import (
+    FRAME_VARIABLE,
+    options_mark,
+    render_results_part,
+    results_part_mark,
+)
 from assessments.selectors import QuestionView
 
 register = template.Library()
@@ -63,16 +68,33 @@ def option_list(question: QuestionView, shown_as: str) -> SafeString:
 
 @register.simple_tag(takes_context=True)
 def question_part(context: Context, question: QuestionView, part: str) -> SafeString:
-    """A part of a page about one question (``part``: a key of QUESTION_TEMPLATES), rendered
-    once per process, question, verdict and language, with this attempt's options in their
-    slot (in a page's frame, their mark): the results page reviews eight questions, and their
-    loop was most of its template's time (decision 52)."""
+    """A part of a page about one question (``part``: a key of QUESTION_TEMPLATES), with this
+    attempt's options in their slot (in a page's frame, their mark)."""
+    return part_of_question(question, part, framed=bool(context.get(FRAME_VARIABLE)))
+
+
+def part_of_question(question: QuestionView, part: str, framed: bool = False) -> SafeString:
+    """A part of a page about one question, rendered once per process, question, verdict and
+    language, with this attempt's options in their slot (``framed``: their mark): the results
+    page reviews eight questions, and their loop was most of its template's time (decision
+    52)."""
     around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.shown, get_language())
     if OPTIONS_SLOT not in around:
         return mark_safe(around)  # noqa: S308 - rendered by an autoescaping template
+    options = options_mark(question, "reviewed") if framed else option_list(question, "reviewed")
     return mark_safe(  # noqa: S308 - both rendered by autoescaping templates
-        around.replace(OPTIONS_SLOT, option_items(context, question, "reviewed"), 1)
+        around.replace(OPTIONS_SLOT, options, 1)
     )
+
+
+@register.simple_tag(takes_context=True)
+def results_part(context: Context, name: str) -> SafeString:
+    """A part of the results page that differs between attempts at the same question with
+    the same verdict (``frames.RESULTS_PARTS``), rendered for this request from the attempt's
+    view and the activity's overview alone; in the page's frame, its mark (decision 74)."""
+    if context.get(FRAME_VARIABLE):
+        return results_part_mark(name)
+    return render_results_part(name, context["view"], context["overview"], context["csrf_token"])
 
 
 @lru_cache(maxsize=8192)

@@ -119,7 +119,9 @@ def test_every_framed_page_is_the_page_its_template_renders(two_students, placem
     kept = len(frames._frames)
     # The same frames serve the other student (made by the first), answering the other way.
     other_pages = play(other, other_attempt, "en", right=False)
-    assert len(frames._frames) == kept + 8  # feedback frames for the other verdicts only
+    # Feedback frames for the other verdicts only, and the results opening with the other
+    # verdict on the last question.
+    assert len(frames._frames) == kept + 9
     for mine, theirs in zip(first_pages, other_pages, strict=True):
         assert str(first_attempt.public_id) not in theirs
         assert str(other_attempt.public_id) not in mine
