@@ -61,8 +61,12 @@ def test_quiz_pages_pass_axe_in_both_languages(page, live_server):
     page.goto(live_server.url)
     checked = {"home": axe_violations(page)}
     page.get_by_role("button", name="Start the demo quiz as a student").click()
+    # Each check waits for the page it checks: axe run while the previous document is being
+    # replaced finds no document (seen once in CI).
+    expect(page.get_by_role("button", name="Start the quiz")).to_be_visible()
     checked["placement"] = axe_violations(page)
     page.get_by_role("button", name="Start the quiz").click()
+    expect(page.locator("#progress")).to_have_text("Question 1 of 8")
     checked["question"] = axe_violations(page)
     page.locator("input[name=option]").first.check()
     page.get_by_role("button", name="Submit answer").click()
