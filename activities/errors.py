@@ -16,9 +16,16 @@ class DomainError(Exception):
 
 
 class ActivityNotLoaded(DomainError):
-    """The activity a placement needs has not been loaded (``load_quiz``, ``load_labs``)."""
+    """The activity a placement needs has not been loaded: ``load_command`` (``load_quiz``,
+    ``load_labs``) loads it."""
 
     status_code = 503
+
+    def __init__(self, load_command: str) -> None:
+        super().__init__(
+            _("This activity is not loaded yet. Run `python manage.py %(command)s`.")
+            % {"command": load_command}
+        )
 
 
 class InvalidInput(DomainError):

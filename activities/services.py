@@ -72,10 +72,7 @@ def place_activity(
     if found is None:
         key = activity.partition(":")[0]
         known = {kind.key: kind.load_command for kind in registry.kinds()}
-        raise ActivityNotLoaded(
-            _("This activity is not loaded yet. Run `python manage.py %(command)s`.")
-            % {"command": known.get(key, "load_quiz")}
-        )
+        raise ActivityNotLoaded(known.get(key, "load_quiz"))
     kind, placed = found
     link.save()
     Placement.objects.create(

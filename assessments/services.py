@@ -154,10 +154,7 @@ def start_or_resume_attempt(
                 % {"count": facts.policy.max_attempts}
             )
         if facts.version_id is None:
-            raise ActivityNotLoaded(
-                _("This activity is not loaded yet. Run `python manage.py %(command)s`.")
-                % {"command": "load_quiz"}
-            )
+            raise ActivityNotLoaded("load_quiz")
         option_order = _shuffled_option_order(facts.version_id)
         guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
         try:

@@ -350,3 +350,24 @@ def test_a_placement_created_by_deep_linking_carries_its_settings(client, platfo
     launch(client, platform, custom=custom)
     placement = ResourceLink.objects.get()
     assert (placement.placement.max_attempts, placement.placement.grading_method) == (3, "average")
+
+
+def test_a_launch_before_its_activity_is_loaded_says_how_to_load_it(client, platform, settings):
+    """Nothing placed, and the page names the command of the activity's kind, not a 500."""
+    settings.DEFAULT_ACTIVITY = "lab:not-loaded-here"
+    response = launch(client, platform, user_id="stu-1")
+    assert response.status_code == 503
+    assert "Run `python manage.py load_labs`" in response.content.decode()
+    assert not ResourceLink.objects.exists()
+
+
+def test_a_start_while_the_quiz_has_no_version_says_how_to_load_it(client, platform):
+    from assessments.models import Quiz
+
+    launch(client, platform, user_id="stu-1")
+    placement = ResourceLink.objects.get(resource_link_id="rl-1")
+    Quiz.objects.update(current_version=None)
+    response = client.post(reverse("assessments:start", args=[placement.pk]))
+    assert response.status_code == 503
+    assert "Run `python manage.py load_quiz`" in response.content.decode()
+    assert not Attempt.objects.exists()
