@@ -189,17 +189,7 @@ class Frame:
         self, view: AttemptView, csrf_token: str, overview: PlacementOverview | None = None
     ) -> str:
         """The page for this request: ``overview`` is the results page's (its parts)."""
-        values = {
-            ("csrf",): csrf_token,
-            ("attempt",): str(view.attempt.public_id),
-            ("placement",): str(view.attempt.placement_id),
-            ("answered",): str(view.answered_count),
-            ("number",): str(view.attempt.number),
-            ("score",): str(view.attempt.score),
-            ("max-score",): str(view.attempt.max_score),
-        }
-        if overview is not None and overview.in_progress is not None:
-            values[("resume",)] = str(overview.in_progress.number)
+        values: dict[Slot, str] = {("csrf",): csrf_token}
         parts = [self.cuts[0]]
         for slot, cut in zip(self.slots, self.cuts[1:], strict=True):
             value = values.get(slot)
@@ -210,10 +200,29 @@ class Frame:
         return "".join(parts)
 
 
+# What a slot of one value holds, from the attempt's view: formatted only for the pages whose
+# frames have that slot.
+_VALUES: dict[str, Callable[[AttemptView], object]] = {
+    "attempt": lambda view: view.attempt.public_id,
+    "placement": lambda view: view.attempt.placement_id,
+    "answered": lambda view: view.answered_count,
+    "number": lambda view: view.attempt.number,
+    "score": lambda view: view.attempt.score,
+    "max-score": lambda view: view.attempt.max_score,
+}
+
+
 def _filled(
     view: AttemptView, slot: Slot, csrf_token: str, overview: PlacementOverview | None
 ) -> str:
-    if slot[0] == "part":
+    kind = slot[0]
+    if kind in _VALUES:
+        return str(_VALUES[kind](view))  # type: ignore[index]
+    if kind == "resume":
+        if overview is None or overview.in_progress is None:
+            raise LookupError("a results page's resume button is filled with its overview")
+        return str(overview.in_progress.number)
+    if kind == "part":
         if overview is None:
             raise LookupError("a results page's frame is filled with its overview")
         return render_results_part(slot[1], view, overview, csrf_token)  # type: ignore[arg-type]

@@ -47,9 +47,11 @@ OPTIONS_SLOT = "<gc-options-slot>"
 def option_items(context: Context, question: QuestionView, shown_as: str) -> SafeString:
     """The question's options as list items, in the order this attempt shows them; in a
     page's frame, the mark where each request puts them (decision 71)."""
-    if context.get(FRAME_VARIABLE):
-        return options_mark(question, shown_as)
-    return option_list(question, shown_as)
+    return _options(question, shown_as, framed=bool(context.get(FRAME_VARIABLE)))
+
+
+def _options(question: QuestionView, shown_as: str, framed: bool) -> SafeString:
+    return options_mark(question, shown_as) if framed else option_list(question, shown_as)
 
 
 def option_list(question: QuestionView, shown_as: str) -> SafeString:
@@ -81,9 +83,8 @@ def part_of_question(question: QuestionView, part: str, framed: bool = False) ->
     around = _rendered_once(QUESTION_TEMPLATES[part], "question", question.shown, get_language())
     if OPTIONS_SLOT not in around:
         return mark_safe(around)  # noqa: S308 - rendered by an autoescaping template
-    options = options_mark(question, "reviewed") if framed else option_list(question, "reviewed")
     return mark_safe(  # noqa: S308 - both rendered by autoescaping templates
-        around.replace(OPTIONS_SLOT, options, 1)
+        around.replace(OPTIONS_SLOT, _options(question, "reviewed", framed), 1)
     )
 
 

@@ -155,6 +155,27 @@ def test_every_framed_results_page_is_the_page_its_template_renders(learner_memb
     assert "Start another attempt" not in russian
 
 
+def test_two_placements_share_a_results_frame_each_starting_its_own(
+    learner_membership, placement, quiz
+):
+    """The results of the same quiz in two placements of a course: one frame, and each page
+    starts the next attempt in its own placement."""
+    from activities.services import place_activity
+    from lti.models import ResourceLink
+
+    frames.forget_frames()
+    client = launched_client(learner_membership)
+    second = ResourceLink(context=placement.context, resource_link_id="rl-second", title="Again")
+    place_activity(second, f"quiz:{quiz.slug}")
+    for each, other in ((placement, second), (second, placement)):
+        attempt = start(client, each.pk)
+        with translation.override("en"):
+            html = assert_the_templates_results(finish(client, attempt, {1, 2}), attempt, 8)
+        assert reverse("assessments:start", args=[each.pk]) in html
+        assert reverse("assessments:start", args=[other.pk]) not in html
+    assert _results_frames() == 1
+
+
 def test_content_cannot_spell_a_results_frames_mark(learner_client, placement):
     """A question whose text spells the results page's marks shows them as text, and the
     page has each of its parts once."""
