@@ -1,6 +1,9 @@
 """Lab refusals, on the course side's one base (activities.errors.DomainError), as the
 quiz's are, so pages and the API report them alike."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.utils.translation import gettext as _
 
 from activities.errors import DomainError
@@ -39,4 +42,11 @@ class DemoQueueFull(LabError):
 def policy_refusal(error: PolicyError) -> str:
     """Why a policy cannot run, in the reader's language: the runner's reason (English, from
     a template marked for the catalogues) translated, with what the student wrote in it."""
-    return _("This policy cannot run: %(reason)s.") % {"reason": _(error.template) % error.params}
+    reason = runner_reason(error.template, error.params)
+    return _("This policy cannot run: %(reason)s.") % {"reason": reason}
+
+
+def runner_reason(template: str, params: Mapping[str, Any]) -> str:
+    """A reason of the runner's (``PolicyError``'s template and values) in the reader's
+    language."""
+    return _(template) % params

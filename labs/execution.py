@@ -33,6 +33,16 @@ class Outcome:
     kind: OutcomeKind
     result: dict[str, Any] | None = None
     message: str = ""
+    # A policy's refusal as the runner's template and the values that fill it (``template``,
+    # ``params``), which the service says in the reader's language; None for other reasons.
+    refusal: dict[str, Any] | None = None
+
+
+def _refusal(answer: Any) -> dict[str, Any] | None:
+    template, params = answer.get("template"), answer.get("params")
+    if isinstance(template, str) and isinstance(params, dict):
+        return {"template": template, "params": params}
+    return None
 
 
 def runner_command(
@@ -99,12 +109,13 @@ def execute(
         return Outcome(OutcomeKind.INFRASTRUCTURE, message=f"the runner could not start: {error}")
     if finished.returncode == EXIT_INVALID:
         try:
-            reason = json.loads(finished.stdout)["error"]
+            answer = json.loads(finished.stdout)
+            reason = answer["error"]
         except (ValueError, KeyError, TypeError):
             return Outcome(
                 OutcomeKind.INFRASTRUCTURE, message=_tail(finished.stderr or finished.stdout)
             )
-        return Outcome(OutcomeKind.REJECTED, message=str(reason))
+        return Outcome(OutcomeKind.REJECTED, message=str(reason), refusal=_refusal(answer))
     if finished.returncode != 0:
         how = (
             f"killed by signal {-finished.returncode}"

@@ -13,6 +13,8 @@ from django.utils.translation import gettext_lazy as _
 
 from activities.models import GradingMethod
 
+from .errors import runner_reason
+
 
 class Lab(models.Model):
     """A checkpointing exercise: the model the runner builds, the activation-memory budget
@@ -172,6 +174,12 @@ class LabRun(models.Model):
         max_digits=6, decimal_places=4, null=True, blank=True, help_text="0 to 1, before lateness."
     )
     error = models.TextField(blank=True, help_text="Why the run was refused or could not run.")
+    refusal = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The runner's refusal of the policy as its template and values, which the "
+        "pages say in the reader's language (the error is its English).",
+    )
 
     objects = LabRunManager()
 
@@ -184,6 +192,17 @@ class LabRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.number} of {self.user} on {self.placement}"
+
+    @property
+    def reason(self) -> str:
+        """Why the run was refused or could not run: a policy's refusal in the reader's
+        language, anything else as the worker recorded it."""
+        if self.refusal:
+            try:
+                return runner_reason(self.refusal["template"], self.refusal["params"])
+            except (KeyError, TypeError, ValueError):  # a catalogue's entry that does not fit
+                pass
+        return self.error
 
     @property
     def is_late(self) -> bool:

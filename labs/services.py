@@ -347,6 +347,7 @@ def record_outcome(run: LabRun, outcome: execution.Outcome) -> LabRun | None:
     now = timezone.now()
     current.lease_token = None
     current.lease_until = None
+    current.refusal = outcome.refusal
     if outcome.kind == execution.OutcomeKind.MEASURED:
         result = outcome.result or {}
         current.status = RunStatus.SUCCEEDED

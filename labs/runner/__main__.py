@@ -1,7 +1,9 @@
 """``python -m labs.runner``: measure one checkpointing policy and print one JSON object.
 
 Exit status 0 with the figures; 2 with ``{"error": ...}`` when the model or the policy is
-invalid (nothing ran); anything else is a failure of the machine, not of the policy.
+invalid (nothing ran), a policy's refusal with its ``template`` and ``params`` too, so that
+the service can say it in the student's language; anything else is a failure of the
+machine, not of the policy.
 ``--reference-only`` prints the lab's reference (the optimum within the budget) instead;
 ``--reference -`` reads one from standard input and grades against it.
 """
@@ -76,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
                 repeats=max(args.repeats, 0),
                 reference=reference,
             )
-    except (SpecError, PolicyError, ValueError) as error:
+    except PolicyError as error:
+        refusal = {"error": str(error), "template": error.template, "params": error.params}
+        print(json.dumps(refusal, default=str))
+        return EXIT_INVALID
+    except (SpecError, ValueError) as error:
         print(json.dumps({"error": str(error)}))
         return EXIT_INVALID
     print(json.dumps(result))

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
+from django.urls import reverse
+from django.utils import timezone, translation
 
 from activities.demo import enrol_demo_member, ensure_demo_placement
 from activities.models import Grade
@@ -115,6 +116,36 @@ def test_a_run_the_runner_refuses_is_shown_to_the_student_and_not_graded(placed,
     assert done.status == RunStatus.REJECTED
     assert "blocks must be a whole number" in done.error
     assert not Grade.objects.exists()
+
+
+@pytest.mark.torch
+def test_a_policy_the_runner_refuses_is_said_in_the_readers_language(placed, lab_members):
+    """The policy passed the service's check, then the lab's model changed under it: the
+    runner's reason is recorded with its template, and each reader reads it in their own
+    language (it was the runner's English inside a Russian sentence)."""
+    learner, staff = lab_members
+    whole = {"kind": "boundaries", "segments": [{"start": 0, "end": 8, "checkpoint": True}]}
+    run = submit(placed, learner.user, whole)
+    placed.lab_placement.lab.blocks = 12
+    placed.lab_placement.lab.save()
+    done = services.execute_run(run.pk)
+    assert done.status == RunStatus.REJECTED
+    assert done.error == "blocks 8–12 are in no segment"
+
+    address = reverse("labs:run", args=[done.public_id])
+    with translation.override("ru"):  # what the request activates, undone after it
+        russian = launched_client(learner).get(address, HTTP_ACCEPT_LANGUAGE="ru")
+        staff_page = launched_client(staff).get(
+            reverse("labs:manage", args=[placed.pk]), HTTP_ACCEPT_LANGUAGE="ru"
+        )
+    assert "Исполнитель отклонил эту политику: блоки 8–12 не входят ни в один сегмент" in (
+        russian.content.decode()
+    )
+    english = launched_client(learner).get(address, HTTP_ACCEPT_LANGUAGE="en")
+    assert "The runner refused this policy: blocks 8–12 are in no segment" in (
+        english.content.decode()
+    )
+    assert "блоки 8–12 не входят ни в один сегмент" in staff_page.content.decode()
 
 
 @pytest.mark.torch
