@@ -15,6 +15,11 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 # X-Forwarded-Proto (and -For) count only from these addresses or networks: the compose file
 # sets the network that holds the reverse proxy alone, so a client cannot claim HTTPS.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# An LTI login initiation may come as a GET whose query carries the platform's hints (a
+# Canvas lti_message_hint is a signed JWT): gunicorn's most, where its default (4094 bytes)
+# answered a long one with a bare 400 of its own before the tool could say anything. nginx
+# in front takes request lines of up to 8 KiB by default (large_client_header_buffers).
+limit_request_line = 8190
 # gunicornc's control socket is not used; it wanted a home directory the image's user lacks.
 control_socket_disable = True
 
