@@ -24,7 +24,8 @@ from activities.models import Grade, Placement
 from activities.selectors import (
     AttemptRescore,
     PlannedGrade,
-    grade_of,
+    grade_columns,
+    grade_from_row,
     placement_score_maximum,
 )
 from activities.texts import localized
@@ -642,30 +643,33 @@ class PlacementOverview:
 
 # The placement's policy and its quiz's current version, then the student's latest attempts
 # there, newest first, each row with the count of their finished ones (one row with no
-# attempt when they have none). Portable SQL.
+# attempt when they have none), and on every row the student's grade there (one at most).
+# Portable SQL.
 _OVERVIEW_SQL = f"""
 SELECT pl.max_attempts, pl.grading_method, qz.max_attempts, qz.grading_method,
        qz.current_version_id, a.public_id, a.number, a.state, a.finished_at, a.score,
-       a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER ()
+       a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER (), {grade_columns("g")}
 FROM {Placement._meta.db_table} pl
 JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
 JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
 LEFT JOIN {Attempt._meta.db_table} a ON a.placement_id = pl.resource_link_id AND a.user_id = %s
+LEFT JOIN {Grade._meta.db_table} g ON g.placement_id = pl.resource_link_id AND g.user_id = %s
 WHERE pl.resource_link_id = %s
 ORDER BY a.number DESC
 """
+_OVERVIEW_GRADE = 12  # where the grade's columns begin in its rows
 
 
 def placement_overview(
     *, user: User, placement_id: int, language: str, listed: int | None = None
 ) -> PlacementOverview:
     """The activity's page for one student; ``listed`` bounds the finished attempts its table
-    shows to the latest ones (None: all). Two statements, however many attempts the student
-    has made: the placement's rules with the latest attempts and a count, and the grade (the
-    ORM spent several times their cost building them, on the activity's page and the
-    results of every attempt)."""
+    shows to the latest ones (None: all). One statement, however many attempts the student
+    has made: the placement's rules with the latest attempts, a count and the grade (the ORM
+    spent several times its cost building them, on the activity's page and the results of
+    every attempt; the grade was a statement of its own until 2026-12-05)."""
     sql = _OVERVIEW_SQL
-    parameters: list[str | int] = [AttemptState.FINISHED.value, user.pk, placement_id]
+    parameters: list[str | int] = [AttemptState.FINISHED.value, user.pk, user.pk, placement_id]
     if listed is not None:
         # One more than listed: an attempt in progress is the student's latest (one at a time).
         sql, parameters = f"{sql} LIMIT %s", [*parameters, listed + 1]
@@ -699,7 +703,7 @@ def placement_overview(
         finished_count=rows[0][11] or 0,
         listed_attempts=finished[:listed][::-1],
         in_progress=next((row for row in attempts if row.state == AttemptState.IN_PROGRESS), None),
-        grade=grade_of(user.pk, placement_id),
+        grade=grade_from_row(rows[0][_OVERVIEW_GRADE:]),
         policy=policy,
     )
 

@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 from activities.grading import ComputedGrade, round_grade
-from activities.models import Grade, GradingMethod
+from activities.models import GradingMethod
 from activities.selectors import PlannedGrade
 from lti.models import ResourceLink
 
@@ -144,10 +144,6 @@ def lab_grades(
         if computed is not None:
             grades[student] = computed
     return grades
-
-
-def grade_of(user: Any, placement: ResourceLink) -> Grade | None:
-    return Grade.objects.filter(user=user, placement=placement).first()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from activities.access import member_placement, staff_placement
 from activities.errors import DomainError
+from activities.selectors import grade_of
 from activities.texts import localized
 from activities.views import report_recomputation
 from lti.access import launch_required, placement_in_launch
@@ -65,7 +66,7 @@ def _render_placement(
         "runs": runs,
         "runs_left": selectors.runs_left(rules, runs),
         "is_staff": role == Role.STAFF,
-        "grade": selectors.grade_of(request.user, placement),
+        "grade": grade_of(request.user.pk, placement.pk),
     }
     return render(request, "labs/placement.html", context, status=status)
 

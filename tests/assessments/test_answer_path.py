@@ -285,11 +285,11 @@ def test_the_pages_of_the_answer_loop_read_no_quiz_content(learner_client, place
 
 
 @pytest.mark.django_db
-def test_the_summary_reads_the_attempt_the_placement_and_the_grade_in_three_statements(
+def test_the_summary_reads_the_attempt_the_placement_and_the_grade_in_two_statements(
     learner_client, placement
 ):
-    """The summary shows the attempt with its answers (one statement), the placement's rules
-    with the user's attempts there (one) and their grade (one)."""
+    """The summary shows the attempt with its answers (one statement), and the placement's
+    rules with the user's attempts there and their grade (one)."""
     attempt = start(learner_client, placement.pk)
     answer_all(learner_client, attempt, lambda question: question.position % 2 == 0)
     with CaptureQueriesContext(connection) as summary_page:
@@ -299,7 +299,7 @@ def test_the_summary_reads_the_attempt_the_placement_and_the_grade_in_three_stat
     tables = [
         q["sql"].split("FROM ", 1)[1].split()[0].strip('"') for q in summary_page.captured_queries
     ]
-    assert tables == ["assessments_attempt", "activities_placement", "assessments_grade"]
+    assert tables == ["assessments_attempt", "activities_placement"]
 
 
 def localized_text(texts: dict[str, str]) -> str:

@@ -90,3 +90,24 @@ def test_time_taken_reads_in_russian_plural_forms(learner_client, placement):
             html = learner_client.get(url, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
         assert fact(html, "time-taken") == expected
         assert fact(html, "percent") == "0,0%"
+
+
+def test_each_student_reads_their_own_grade_and_no_one_elses(learner_client, placement):
+    """The grade is read with the activity's page and the results in one statement: joined
+    on the student as well as the placement, or a classmate's grade would show."""
+    from activities.demo import enrol_demo_member
+    from lti.models import Role
+    from tests.quiz_helpers import launched_client
+
+    first = start(learner_client, placement.pk)
+    answer_all(learner_client, first, lambda _q: True)  # 8 of 8
+    classmate = launched_client(enrol_demo_member(Role.LEARNER))
+    theirs = start(classmate, placement.pk)
+    activity_page = reverse("assessments:placement", args=[placement.pk])
+    page = classmate.get(activity_page).content.decode()
+    assert re.search(r'<dd id="grade">Not graded yet</dd>', page), page
+    answer_all(classmate, theirs, lambda q: q.position in RIGHT)  # 3 of 8
+    results = classmate.get(reverse("assessments:summary", args=[theirs.public_id]))
+    assert fact(results.content.decode(), "grade").startswith("3.00 / 8.00 (37.50%)")
+    page = learner_client.get(activity_page).content.decode()
+    assert re.search(r"<dd id=\"grade\">8.00 / 8.00 \(100(.00)?%\)", page), page

@@ -124,6 +124,10 @@ def test_make_run_serves_the_demo_quiz_and_ctrl_c_stops_everything_without_error
         # The results' and the activity's pages read SQLite through plain statements too:
         # timestamps come back aware (an ISO time with its offset), ids as UUIDs (links).
         assert re.search(r'data-fact="finished"><time datetime="[^"]+\+00:00"', results)
+        # ... and the grade, read with them, as decimals and a boolean: its figures and no
+        # override note (SQLite's 0 for false).
+        grade = re.search(r'data-fact="grade">(.*?)<br>', results, re.S)[1]
+        assert re.fullmatch(r"\d\.00 / 8\.00 \(\d+(\.\d+)?%\)", grade.strip()), grade
         quiz_page = re.search(r'<p class="quiz-title"><a href="([^"]+)"', results)[1]
         _, activity = browser.get(html.unescape(quiz_page))
         review = re.search(
