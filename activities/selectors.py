@@ -3,22 +3,21 @@ regrade or a change of the rules would do), students' names, and the audit of ch
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db import connection, connections
+from django.db import connection
 from django.db.models import QuerySet, Value
-from django.db.models.expressions import Col
 from django.db.models.functions import Coalesce, Concat, NullIf, Trim
 
 from lti.models import ResourceLink
+from ops.rows import Part, instances, select_list
 
 from . import registry
 from .models import Grade, GradeChange, Placement
@@ -30,48 +29,19 @@ def for_update(sql: str) -> str:
     return f"{sql} FOR UPDATE" if connection.features.has_select_for_update else sql
 
 
-def grade_columns(alias: str) -> str:
-    """A grade's columns, as a statement reading the grade table as ``alias`` selects them for
-    ``grade_from_row``. Named, not *: a prepared statement (decision 51) whose result's columns
-    change under it (a migration adding one while old workers still serve) fails until they
-    restart."""
-    return ", ".join(f"{alias}.{field.column}" for field in Grade._meta.concrete_fields)
+# A grade's columns in a written-out statement (ops.rows): as the ORM converts them, where
+# Grade.objects.raw spent more building the grade than its statement cost (decision 75).
+GRADE = Part(Grade, "g")
+_GRADE_SQL = (
+    f"SELECT {select_list([GRADE])} FROM {GRADE.table}"
+    f" WHERE {GRADE.column('user')} = %s AND {GRADE.column('placement')} = %s"
+)
 
 
 def grade_from_row(values: Sequence[Any]) -> Grade | None:
-    """The grade whose columns a statement read as ``grade_columns`` lists them (None where
-    its outer join found none), converted as the ORM converts them (SQLite's decimals, times
-    and booleans; nothing on PostgreSQL). Grade.objects.raw spent more building a grade than
-    its statement cost: 0.3 ms of CPU against 0.2, where this takes 0.03 (2026-12-05)."""
-    if values[0] is None:
-        return None
-    converted = list(values)
-    for position, converters, column in _grade_converters(connection.alias):
-        for convert in converters:
-            converted[position] = convert(converted[position], column, connection)
-    return Grade.from_db(connection.alias, _GRADE_ATTNAMES, converted)
-
-
-@functools.cache
-def _grade_converters(alias: str) -> tuple[tuple[int, tuple[Callable, ...], Col], ...]:
-    """The ORM's converters of a grade's columns on the database ``alias``, found once per
-    process (finding them took ten times building the grade). They follow from the database's
-    engine and the settings alone, so those found on one thread's connection serve all."""
-    database = connections[alias]
-    found = []
-    for position, field in enumerate(Grade._meta.concrete_fields):
-        column = field.get_col(Grade._meta.db_table)
-        converters = database.ops.get_db_converters(column) + field.get_db_converters(database)
-        if converters:
-            found.append((position, tuple(converters), column))
-    return tuple(found)
-
-
-_GRADE_ATTNAMES = [field.attname for field in Grade._meta.concrete_fields]
-_GRADE_SQL = (
-    f"SELECT {grade_columns('g')} FROM {Grade._meta.db_table} g"
-    " WHERE g.user_id = %s AND g.placement_id = %s"
-)
+    """The grade whose columns a statement read as ``select_list([GRADE])`` lists them; None
+    where its outer join found none."""
+    return instances(values, [GRADE])[0]  # type: ignore[return-value]
 
 
 _PLACED_KIND_SQL = (

@@ -22,14 +22,15 @@ from django.utils import timezone
 from activities.grading import grade_by_method, round_grade
 from activities.models import Grade, Placement
 from activities.selectors import (
+    GRADE,
     AttemptRescore,
     PlannedGrade,
-    grade_columns,
     grade_from_row,
     placement_score_maximum,
 )
 from activities.texts import localized
 from lti.models import Context, Deployment, Membership, Registration, ResourceLink
+from ops.rows import select_list
 
 from .models import (
     QUIZ_KIND,
@@ -648,12 +649,13 @@ class PlacementOverview:
 _OVERVIEW_SQL = f"""
 SELECT pl.max_attempts, pl.grading_method, qz.max_attempts, qz.grading_method,
        qz.current_version_id, a.public_id, a.number, a.state, a.finished_at, a.score,
-       a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER (), {grade_columns("g")}
+       a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER (), {select_list([GRADE])}
 FROM {Placement._meta.db_table} pl
 JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
 JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
 LEFT JOIN {Attempt._meta.db_table} a ON a.placement_id = pl.resource_link_id AND a.user_id = %s
-LEFT JOIN {Grade._meta.db_table} g ON g.placement_id = pl.resource_link_id AND g.user_id = %s
+LEFT JOIN {GRADE.table}
+    ON {GRADE.column("placement")} = pl.resource_link_id AND {GRADE.column("user")} = %s
 WHERE pl.resource_link_id = %s
 ORDER BY a.number DESC
 """

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from activities.models import Grade
-from activities.selectors import grade_of
+from activities.selectors import GRADE, grade_of
 from tests.quiz_helpers import answer_all, start
 
 
@@ -27,7 +27,7 @@ def test_a_repeated_read_is_prepared_and_survives_a_column_added_under_it(
     scores = {grade_of(learner.pk, placement.pk).score_given for _ in range(6)}
     assert scores == {8}
     assert any(
-        statement.startswith("SELECT") and f"FROM {Grade._meta.db_table} g WHERE" in statement
+        statement.startswith("SELECT") and f"FROM {GRADE.table} WHERE" in statement
         for statement in prepared_statements()
     )
 
@@ -56,7 +56,7 @@ def test_a_statement_is_planned_once_for_any_parameters_from_its_first_run(learn
     connection.close()  # a new connection, as a new worker's
     assert grade_of(learner.pk, placement.pk) is None  # its first run
     prepared = [
-        text for text in prepared_statements() if f"FROM {Grade._meta.db_table} g WHERE" in text
+        text for text in prepared_statements() if f"FROM {GRADE.table} WHERE" in text
     ]
     assert len(prepared) == 1, prepared
     with connection.cursor() as cursor:
