@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from lti.models import ResourceLink
+from ops.rows import update_row
 
 from . import registry
 from .errors import ActivityNotLoaded, InvalidInput, PreviewOutdated
@@ -108,18 +109,18 @@ def update_placement(
     return placement
 
 
-def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[Grade, bool]:
+def _locked_grade(user_id: int, placement_id: int, method: str) -> tuple[Grade, bool]:
     """The student's grade row, locked for this transaction; made (as a placeholder the
     caller fills in) when there is none. A concurrent first grade (a student finishing while
     staff override) waits on the unique index, then takes the row the other one made."""
-    grade = grade_of(user_id, placement.pk, lock=True)
+    grade = grade_of(user_id, placement_id, lock=True)
     if grade is not None:
         return grade, False
     try:
         with transaction.atomic():
             grade = Grade.objects.create(
                 user_id=user_id,
-                placement=placement,
+                placement_id=placement_id,
                 score_given=0,
                 score_maximum=0,
                 grading_method=method,
@@ -128,7 +129,7 @@ def _locked_grade(user_id: int, placement: ResourceLink, method: str) -> tuple[G
             )
         return grade, True
     except IntegrityError:
-        return Grade.objects.select_for_update().get(user_id=user_id, placement=placement), False
+        return grade_of(user_id, placement_id, lock=True), False  # type: ignore[return-value]
 
 
 def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
@@ -149,7 +150,7 @@ def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
         grade.updated_at = timezone.now()
         fields += ["score_given", "score_maximum", "updated_at"]
     if fields:
-        grade.save(update_fields=fields)
+        update_row(Grade, grade.pk, {name: getattr(grade, name) for name in fields})
     if changed:
         grade_changed.send(Grade, grade=grade)
     return changed
@@ -161,7 +162,7 @@ def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:
 def set_placement_grade(
     *,
     user: User,
-    placement: ResourceLink,
+    placement_id: int,
     fraction: Decimal,
     score_maximum: Decimal,
     grading_method: str,
@@ -179,7 +180,7 @@ def set_placement_grade(
         counted,
         counted_number,
     )
-    grade, _created = _locked_grade(user.pk, placement, grading_method)
+    grade, _created = _locked_grade(user.pk, placement_id, grading_method)
     _write_grade(grade, planned)
     return grade
 
@@ -237,7 +238,7 @@ def override_grade(
         raise InvalidInput(
             _("A grade has at most %(decimals)s decimals.") % {"decimals": GRADE_DECIMALS}
         )
-    grade, created = _locked_grade(user.pk, placement, _activity_method(placement))
+    grade, created = _locked_grade(user.pk, placement.pk, _activity_method(placement))
     previous = None if created else grade.score_given
     was_overridden = grade.is_overridden
     changed = created or (grade.score_given, grade.score_maximum) != (score_given, score_maximum)
@@ -335,7 +336,7 @@ def recompute_placement(
     for student, planned in plan.planned.items():
         grade, created = grades.get(student), False  # locked above
         if grade is None:
-            grade, created = _locked_grade(student, placement, planned.grading_method)
+            grade, created = _locked_grade(student, placement.pk, planned.grading_method)
         previous, was_overridden = (None if created else grade.score_given), grade.is_overridden
         if _write_grade(grade, planned):
             _audit(

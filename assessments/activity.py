@@ -39,9 +39,9 @@ def _activity_of(link: ResourceLink) -> Quiz:
 
 
 def _score_maximum_of(quiz: Quiz) -> Decimal:
-    from .selectors import version_layout
+    from .selectors import quiz_score_maximum
 
-    return Decimal(version_layout(quiz.current_version_id).question_count)
+    return quiz_score_maximum(quiz.current_version_id)
 
 
 def _plan_grades(link: ResourceLink, apply_key: bool, user_id: int | None):
@@ -100,7 +100,7 @@ def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
     for rescore in plan.rescored:
         Attempt.objects.filter(pk=rescore.attempt_id).update(score=rescore.new_score)
     for student in {rescore.user_id for rescore in plan.rescored}:
-        mark_counted_attempts(student, link)
+        mark_counted_attempts(student, link.pk)
 
 
 QUIZ = ActivityKind(

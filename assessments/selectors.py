@@ -642,17 +642,51 @@ class PlacementOverview:
         return round_grade(self.grade.score_given * 100 / self.grade.score_maximum)
 
 
+# A quiz's placement with its rules and its quiz's current version, as the written-out reads
+# select them: ``_policy`` of the first four columns, then the version.
+_QUIZ_RULES = (
+    "pl.max_attempts, pl.grading_method, qz.max_attempts, qz.grading_method, qz.current_version_id"
+)
+_QUIZ_PLACEMENT = f"""{Placement._meta.db_table} pl
+JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
+JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id"""
+_GRADING_RULES_SQL = f"SELECT {_QUIZ_RULES} FROM {_QUIZ_PLACEMENT} WHERE pl.resource_link_id = %s"
+
+
+@dataclass(frozen=True)
+class GradingRules:
+    """What grading a student's finished attempts needs of their placement."""
+
+    policy: AttemptPolicy
+    score_maximum: Decimal
+
+
+def grading_rules(placement_id: int) -> GradingRules:
+    """The placement's attempt policy and the most its quiz scores, in one written-out
+    statement: the ORM's read of the placement with its quiz, on every finish, cost 1.8–2.0 ms
+    of CPU against 0.25 for the statement (decision 76)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_GRADING_RULES_SQL, [placement_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise ValueError(f"the placement {placement_id} is not a quiz's")
+    return GradingRules(policy=_policy(*row[:4]), score_maximum=quiz_score_maximum(row[4]))
+
+
+def quiz_score_maximum(version_id: int) -> Decimal:
+    """The most a student scores on a quiz whose current version is ``version_id``: a mark a
+    question."""
+    return Decimal(version_layout(version_id).question_count)
+
+
 # The placement's policy and its quiz's current version, then the student's latest attempts
 # there, newest first, each row with the count of their finished ones (one row with no
 # attempt when they have none), and on every row the student's grade there (one at most).
 # Portable SQL.
 _OVERVIEW_SQL = f"""
-SELECT pl.max_attempts, pl.grading_method, qz.max_attempts, qz.grading_method,
-       qz.current_version_id, a.public_id, a.number, a.state, a.finished_at, a.score,
+SELECT {_QUIZ_RULES}, a.public_id, a.number, a.state, a.finished_at, a.score,
        a.max_score, SUM(CASE WHEN a.state = %s THEN 1 ELSE 0 END) OVER (), {select_list([GRADE])}
-FROM {Placement._meta.db_table} pl
-JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
-JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
+FROM {_QUIZ_PLACEMENT}
 LEFT JOIN {Attempt._meta.db_table} a ON a.placement_id = pl.resource_link_id AND a.user_id = %s
 LEFT JOIN {GRADE.table}
     ON {GRADE.column("placement")} = pl.resource_link_id AND {GRADE.column("user")} = %s

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from activities.errors import ActivityNotLoaded, OutsideLaunch
 from activities.grading import grade_by_method
 from activities.models import ChangeCause, Grade, Regrade
-from activities.selectors import for_update, placement_score_maximum
+from activities.selectors import for_update
 from activities.services import (
     recompute_placement,
     set_placement_grade,
@@ -29,6 +29,7 @@ from activities.services import (
 )
 from lti.access import still_member
 from lti.models import ResourceLink
+from ops.rows import update_row
 
 from .content import QuizContent
 from .errors import (
@@ -43,6 +44,7 @@ from .selectors import (
     AttemptView,
     attempt_in_progress_view,
     attempt_policy,
+    grading_rules,
     is_last_question,
     start_facts,
     version_layout,
@@ -311,10 +313,9 @@ def _record_next_answer(asked: AskedAnswer) -> Answered | None:
                 return None
             position, finishes, attempt_id, placement_id, score = row
             if finishes:
-                placement = ResourceLink.objects.select_related(
-                    "placement", "quiz_placement__quiz"
-                ).get(pk=placement_id)
-                _finish_attempt(attempt_id, user=user, placement=placement, score=score, now=now)
+                _finish_attempt(
+                    attempt_id, user=user, placement_id=placement_id, score=score, now=now
+                )
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
     return Answered(position=position, finished=finishes)
@@ -390,17 +391,19 @@ def _record_answer_checked(asked: AskedAnswer) -> Answered:
     finishes = answered + 1 == attempt.max_score
     if finishes:
         score = so_far["correct"] + option.is_correct
-        _finish_attempt(attempt.pk, user=user, placement=attempt.placement, score=score, now=now)
+        _finish_attempt(
+            attempt.pk, user=user, placement_id=attempt.placement_id, score=score, now=now
+        )
     return Answered(position=question.position, finished=finishes)
 
 
 def _finish_attempt(
-    attempt_id: int, *, user: User, placement: ResourceLink, score: int, now: datetime
+    attempt_id: int, *, user: User, placement_id: int, score: int, now: datetime
 ) -> None:
-    Attempt.objects.filter(pk=attempt_id).update(
-        score=score, state=AttemptState.FINISHED, finished_at=now
+    update_row(
+        Attempt, attempt_id, {"score": score, "state": AttemptState.FINISHED, "finished_at": now}
     )
-    refresh_grade(user=user, placement=placement)
+    refresh_grade(user=user, placement_id=placement_id)
 
 
 # The student's attempts on the placement, locked, and the change of their counted flags.
@@ -418,14 +421,14 @@ WHERE id IN ({{ids}})
 """
 
 
-def mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[int, int, int]]:
+def mark_counted_attempts(user_id: int, placement_id: int) -> list[tuple[int, int, int]]:
     """Flag the student's last and highest-scoring finished attempts on the placement,
     writing only the rows whose flags change; the finished attempts' (number, score,
     max_score) in order. All the student's attempts there are locked first, the one a
     concurrent answer is finishing too (its state is read once that answer commits), so a
     finish and a regrade of the same student take turns."""
     with connection.cursor() as cursor:
-        cursor.execute(for_update(_ATTEMPTS_TO_MARK_SQL), [user_id, placement.pk])
+        cursor.execute(for_update(_ATTEMPTS_TO_MARK_SQL), [user_id, placement_id])
         finished = [row[1:] for row in cursor.fetchall() if row[0] == AttemptState.FINISHED]
         if not finished:
             return []
@@ -451,12 +454,13 @@ def mark_counted_attempts(user_id: int, placement: ResourceLink) -> list[tuple[i
 # Part of the caller's transaction when there is one (no savepoint: nothing here is
 # retried on its own); a transaction of its own otherwise.
 @transaction.atomic(savepoint=False)
-def refresh_grade(*, user: User, placement: ResourceLink) -> Grade | None:
+def refresh_grade(*, user: User, placement_id: int) -> Grade | None:
     """Recompute which of the student's finished attempts on the placement count (the last,
     the highest) and their grade there. A changed grade is queued for the LMS gradebook in
     the same transaction."""
-    policy = attempt_policy(placement)
-    finished = mark_counted_attempts(user.pk, placement)
+    rules = grading_rules(placement_id)
+    policy = rules.policy
+    finished = mark_counted_attempts(user.pk, placement_id)
     computed = grade_by_method(
         policy.grading_method,
         [(number, Decimal(score) / Decimal(maximum)) for number, score, maximum in finished],
@@ -466,9 +470,9 @@ def refresh_grade(*, user: User, placement: ResourceLink) -> Grade | None:
         return None
     return set_placement_grade(
         user=user,
-        placement=placement,
+        placement_id=placement_id,
         fraction=computed.fraction,
-        score_maximum=placement_score_maximum(placement),
+        score_maximum=rules.score_maximum,
         grading_method=policy.grading_method,
         counted=computed.counted,
         counted_number=computed.counted_number,

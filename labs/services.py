@@ -410,7 +410,7 @@ def refresh_lab_grade(
         return None
     return set_placement_grade(
         user=user,
-        placement=placement,
+        placement_id=placement.pk,
         fraction=computed.fraction,
         score_maximum=LAB_SCORE_MAXIMUM,
         grading_method=rules.grading_method,

@@ -1,4 +1,5 @@
-"""Model instances from one written-out statement that joins several tables.
+"""Model instances from one written-out statement that joins several tables, and one
+row's fields updated by a written-out statement.
 
 A read the ORM builds in several times the statement's own cost (a launch's rows, decision
 58) is written out once, its columns named from the models (never ``*``: a prepared
@@ -84,3 +85,24 @@ def instances(row: Sequence[Any], parts: Sequence[Part]) -> list[Model | None]:
         names = [model_field.attname for model_field in part.fields]
         found.append(part.model.from_db(connection.alias, names, values))
     return found
+
+
+def update_row(model: type[Model], primary_key: Any, values: dict[str, Any]) -> int:
+    """``UPDATE`` of one row's fields (``values``: field name to value), written out, the
+    values prepared as the ORM prepares them for saving; the rows changed. ``QuerySet.update``
+    and ``save(update_fields=…)`` spent twice the statement's cost building it (0.75 ms of CPU
+    against 0.26, decision 76). Sends no signals, as ``QuerySet.update``."""
+    meta = model._meta
+    quote = connection.ops.quote_name
+    fields = [meta.get_field(name) for name in values]
+    assignments = ", ".join(f"{quote(model_field.column)} = %s" for model_field in fields)
+    parameters = [
+        model_field.get_db_prep_save(values[model_field.name], connection) for model_field in fields
+    ]
+    parameters.append(meta.pk.get_db_prep_save(primary_key, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s",
+            parameters,
+        )
+        return cursor.rowcount

@@ -36,7 +36,7 @@ def test_retry_now_on_a_labs_failed_sync_returns_to_the_labs_page(synced_lab_pla
     learner = student(synced_lab_placement, "s1")
     set_placement_grade(
         user=learner,
-        placement=synced_lab_placement,
+        placement_id=synced_lab_placement.pk,
         fraction=Decimal("0.5"),
         score_maximum=Decimal(100),
         grading_method="highest",

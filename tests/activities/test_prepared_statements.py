@@ -55,9 +55,7 @@ def test_a_statement_is_planned_once_for_any_parameters_from_its_first_run(learn
     migration's text holds several commands, which no prepared statement can."""
     connection.close()  # a new connection, as a new worker's
     assert grade_of(learner.pk, placement.pk) is None  # its first run
-    prepared = [
-        text for text in prepared_statements() if f"FROM {GRADE.table} WHERE" in text
-    ]
+    prepared = [text for text in prepared_statements() if f"FROM {GRADE.table} WHERE" in text]
     assert len(prepared) == 1, prepared
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")

@@ -30,7 +30,7 @@ def test_an_override_racing_the_first_grade_waits_instead_of_failing(fake_lms, q
         max_score=8,
     )
     # The first grade's new row, uncommitted, while staff override it.
-    committed = hold_uncommitted(lambda: refresh_grade(user=learner, placement=placement))
+    committed = hold_uncommitted(lambda: refresh_grade(user=learner, placement_id=placement.pk))
     override_grade(
         placement=placement,
         user=learner,

@@ -36,7 +36,7 @@ def placement(request: HttpRequest, placement_id: int) -> HttpResponse:
         computed = grade_by_method(GradingMethod.HIGHEST, fractions)
         set_placement_grade(
             user=request.user,
-            placement=found,
+            placement_id=found.pk,
             fraction=computed.fraction,
             score_maximum=Decimal(exercise.points),
             grading_method=GradingMethod.HIGHEST,
