@@ -129,7 +129,11 @@ def _locked_grade(user_id: int, placement_id: int, method: str) -> tuple[Grade, 
             )
         return grade, True
     except IntegrityError:
-        return grade_of(user_id, placement_id, lock=True), False  # type: ignore[return-value]
+        grade = grade_of(user_id, placement_id, lock=True)
+        if grade is None:  # the row that won was deleted in between
+            missing = f"grade of user {user_id} on placement {placement_id}"
+            raise Grade.DoesNotExist(missing) from None
+        return grade, False
 
 
 def _write_grade(grade: Grade, planned: PlannedGrade) -> bool:

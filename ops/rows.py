@@ -94,11 +94,9 @@ def update_row(model: type[Model], primary_key: Any, values: dict[str, Any]) -> 
     against 0.26, decision 76). Sends no signals, as ``QuerySet.update``."""
     meta = model._meta
     quote = connection.ops.quote_name
-    fields = [meta.get_field(name) for name in values]
-    assignments = ", ".join(f"{quote(model_field.column)} = %s" for model_field in fields)
-    parameters = [
-        model_field.get_db_prep_save(values[model_field.name], connection) for model_field in fields
-    ]
+    fields = [(meta.get_field(name), value) for name, value in values.items()]
+    assignments = ", ".join(f"{quote(model_field.column)} = %s" for model_field, _ in fields)
+    parameters = [model_field.get_db_prep_save(value, connection) for model_field, value in fields]
     parameters.append(meta.pk.get_db_prep_save(primary_key, connection))
     with connection.cursor() as cursor:
         cursor.execute(
