@@ -693,7 +693,6 @@ LEFT JOIN {GRADE.table}
 WHERE pl.resource_link_id = %s
 ORDER BY a.number DESC
 """
-_OVERVIEW_GRADE = 12  # where the grade's columns begin in its rows
 
 
 def placement_overview(
@@ -739,7 +738,7 @@ def placement_overview(
         finished_count=rows[0][11] or 0,
         listed_attempts=finished[:listed][::-1],
         in_progress=next((row for row in attempts if row.state == AttemptState.IN_PROGRESS), None),
-        grade=grade_from_row(rows[0][_OVERVIEW_GRADE:]),
+        grade=grade_from_row(rows[0][-len(GRADE.fields) :]),  # the last columns
         policy=policy,
     )
 

@@ -148,6 +148,17 @@ def test_a_policy_the_runner_refuses_is_said_in_the_readers_language(placed, lab
     assert "блоки 8–12 не входят ни в один сегмент" in staff_page.content.decode()
 
 
+def test_a_refusal_whose_values_do_not_fit_its_template_shows_the_recorded_reason():
+    """A refusal recorded by an older runner (a template whose fields its values lack, or
+    values that are not a mapping) is shown as the worker recorded it, never a 500."""
+    for refusal in (
+        {"template": "blocks %(first)s–%(last)s are in no segment", "params": {"first": 8}},
+        {"template": "blocks %(first)s–%(last)s are in no segment", "params": ["8", "12"]},
+    ):
+        run = LabRun(error="blocks 8–12 are in no segment", refusal=refusal)
+        assert run.reason == "blocks 8–12 are in no segment"
+
+
 @pytest.mark.torch
 def test_an_infrastructure_failure_is_retried_then_marked_never_graded_zero(
     placed, lab_members, settings
