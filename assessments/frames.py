@@ -11,8 +11,9 @@ the template engine is not run at all.
 The results page (decision 74) is framed per language, content and the verdict of the answer
 it opens with; what differs between attempts beyond the values above (the attempt's number
 and score, its facts and grade, the buttons its policy leaves, its verdicts with their
-reviewed options) goes into slots of its own, each part rendered for the request by a small
-template or joined from the parts kept per question and verdict (decision 52).
+reviewed options) goes into slots of its own: each fact a value formatted for the request
+(decision 77), the verdict strip and the review joined from the parts kept per question and
+verdict (decision 52).
 
 The marks cannot be forged by content. The CSRF token's, the answered count's and the
 options' are tags (``<gc-slot-…>``), and content comes out of an autoescaping template with
@@ -34,13 +35,20 @@ import threading
 import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from django.template.defaultfilters import date
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.formats import localize
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import get_language, override
+from django.utils.timezone import template_localtime
+from django.utils.translation import get_language, ngettext, override
+
+from activities.grading import format_grade
 
 from .selectors import AttemptView, PlacementOverview, QuestionView
 
@@ -58,18 +66,74 @@ RESUME_MARK = mark_safe("<gc-slot-resume>")
 # hex group is 18 characters long, so neither mark can hold the other.
 ATTEMPT_MARK = uuid.uuid4()
 PLACEMENT_MARK = secrets.randbelow(9 * 10**17) + 10**17
-# The results page's parts that differ between attempts with the same verdicts: each is
-# rendered for its request from a template of its own (the facts), or joined from the
-# questions' parts kept per verdict (the strip and the review).
-RESULTS_PARTS = {
-    "facts": "assessments/_results_facts.html",
-    "strip": None,
-    "review": None,
+# The results page's parts that differ between attempts with the same verdicts, joined for
+# each request from the questions' parts kept per verdict.
+RESULTS_PARTS = ("strip", "review")
+
+
+def _localized(value: object) -> str:
+    """A value as a template shows it: in the language's number format, escaped."""
+    return conditional_escape(localize(value))
+
+
+def _date(moment: datetime | None, format_name: str) -> str:
+    # The template's date filter takes its value in the current time zone.
+    return _localized(date(template_localtime(moment), format_name))
+
+
+def duration(value: timedelta | None) -> str:
+    """A time taken as Moodle's review shows it, to the second, in words with the
+    language's plural forms ("1 hour 2 minutes", "2 минуты 5 секунд")."""
+    if value is None:
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = []
+    if hours:
+        parts.append(ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours})
+    if minutes:
+        parts.append(
+            ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
+        )
+    if seconds or not parts:
+        parts.append(
+            ngettext("%(count)d second", "%(count)d seconds", seconds) % {"count": seconds}
+        )
+    return " ".join(parts)
+
+
+def _override_note(_view: AttemptView, overview: PlacementOverview) -> str:
+    return render_to_string("activities/_override_note.html", {"grade": overview.grade})
+
+
+def _attempt_count(_view: AttemptView, overview: PlacementOverview) -> str:
+    count = overview.finished_count
+    return _localized(ngettext("%(count)s attempt", "%(count)s attempts", count) % {"count": count})
+
+
+# The results page's facts about the attempt and the student's grade, each formatted for its
+# request by the one function that the template's own rendering calls too
+# (``{% results_fact %}``); the frame holds which of them the page shows (decision 77).
+RESULTS_FACTS: dict[str, Callable[[AttemptView, PlacementOverview], str]] = {
+    "started-iso": lambda view, _: _date(view.attempt.started_at, "c"),
+    "started": lambda view, _: _date(view.attempt.started_at, "DATETIME_FORMAT"),
+    "finished-iso": lambda view, _: _date(view.attempt.finished_at, "c"),
+    "finished": lambda view, _: _date(view.attempt.finished_at, "DATETIME_FORMAT"),
+    "time-taken": lambda view, _: _localized(duration(view.time_taken)),
+    "percent": lambda view, _: _localized(view.percent),
+    "grade-given": lambda _, overview: _localized(format_grade(overview.grade.score_given)),
+    "grade-maximum": lambda _, overview: _localized(format_grade(overview.grade.score_maximum)),
+    "grade-percent": lambda _, overview: _localized(format_grade(overview.grade_percent)),
+    "override-note": _override_note,
+    "method": lambda _, overview: _localized(overview.policy.grading_method_label),
+    "attempt-count": _attempt_count,
 }
 MARKS = re.compile(
     "<gc-slot-(?P<simple>csrf|answered|number|score|max-score|resume)>"
     "|<gc-slot-options-(?P<position>[0-9]+)-(?P<shown_as>choice|reviewed)>"
     f"|<gc-slot-part-(?P<part>{'|'.join(RESULTS_PARTS)})>"
+    f"|<gc-slot-fact-(?P<fact>{'|'.join(RESULTS_FACTS)})>"
     f"|(?P<attempt>{ATTEMPT_MARK})"
     f"|(?P<placement>{PLACEMENT_MARK})"
 )
@@ -94,21 +158,26 @@ def results_part_mark(name: str) -> SafeString:
     return mark_safe(f"<gc-slot-part-{name}>")
 
 
-def render_results_part(
-    name: str, view: AttemptView, overview: PlacementOverview, csrf_token: Any
-) -> SafeString:
-    """The results page's part ``name`` for this attempt and request: what the page's
-    template and its frame both show there."""
+def render_results_part(name: str, view: AttemptView) -> SafeString:
+    """The results page's part ``name`` for this attempt: what the page's template and its
+    frame both show there."""
     from .templatetags.quiz_format import part_of_question  # the tags import this module
 
-    template_name = RESULTS_PARTS[name]
-    if template_name is None:
-        return mark_safe(  # noqa: S308 - each part rendered by an autoescaping template
-            "".join(part_of_question(question, name) for question in view.questions)
-        )
-    return render_to_string(
-        template_name, {"view": view, "overview": overview, "csrf_token": csrf_token}
+    return mark_safe(  # noqa: S308 - each part rendered by an autoescaping template
+        "".join(part_of_question(question, name) for question in view.questions)
     )
+
+
+def results_fact_mark(name: str) -> SafeString:
+    """Where the results page's frame takes its fact ``name`` (a key of RESULTS_FACTS)."""
+    if name not in RESULTS_FACTS:
+        raise LookupError(f"the results page has no fact {name!r}")
+    return mark_safe(f"<gc-slot-fact-{name}>")
+
+
+def results_fact(name: str, view: AttemptView, overview: PlacementOverview) -> SafeString:
+    """The results page's fact ``name`` for this attempt and overview, escaped."""
+    return mark_safe(RESULTS_FACTS[name](view, overview))  # noqa: S308 - escaped or rendered
 
 
 @dataclass(frozen=True)
@@ -149,13 +218,22 @@ class _FrameInProgress:
 
 
 @dataclass(frozen=True)
+class _FrameGrade:
+    is_overridden: bool
+
+
+@dataclass(frozen=True)
 class _FrameOverview:
-    """What the results page's template reads of the activity's overview outside its parts:
-    which button the student gets (in the frame's key), with a mark for the number of the
-    attempt in progress."""
+    """What the results page's template reads of the activity's overview outside its parts
+    and facts, all in the frame's key: which button the student gets (with a mark for the
+    number of the attempt in progress), whether there is a grade and whether the instructor
+    set it, and whether the student has finished more than one attempt (1 or 2; the count
+    itself is a fact)."""
 
     in_progress: _FrameInProgress | None
     can_start: bool
+    grade: _FrameGrade | None
+    finished_count: int
 
 
 class Frame:
@@ -178,6 +256,8 @@ class Frame:
                 slots.append(("placement",))
             elif found["part"]:
                 slots.append(("part", found["part"]))
+            elif found["fact"]:
+                slots.append(("fact", found["fact"]))
             else:
                 slots.append(("options", int(found["position"]), found["shown_as"]))
             start = found.end()
@@ -194,7 +274,7 @@ class Frame:
         for slot, cut in zip(self.slots, self.cuts[1:], strict=True):
             value = values.get(slot)
             if value is None:
-                value = values[slot] = _filled(view, slot, csrf_token, overview)
+                value = values[slot] = _filled(view, slot, overview)
             parts.append(value)
             parts.append(cut)
         return "".join(parts)
@@ -212,9 +292,7 @@ _VALUES: dict[str, Callable[[AttemptView], object]] = {
 }
 
 
-def _filled(
-    view: AttemptView, slot: Slot, csrf_token: str, overview: PlacementOverview | None
-) -> str:
+def _filled(view: AttemptView, slot: Slot, overview: PlacementOverview | None) -> str:
     kind = slot[0]
     if kind in _VALUES:
         return str(_VALUES[kind](view))  # type: ignore[index]
@@ -223,9 +301,11 @@ def _filled(
             raise LookupError("a results page's resume button is filled with its overview")
         return str(overview.in_progress.number)
     if kind == "part":
+        return render_results_part(slot[1], view)  # type: ignore[arg-type]
+    if kind == "fact":
         if overview is None:
-            raise LookupError("a results page's frame is filled with its overview")
-        return render_results_part(slot[1], view, overview, csrf_token)  # type: ignore[arg-type]
+            raise LookupError("a results page's facts are filled with its overview")
+        return results_fact(slot[1], view, overview)  # type: ignore[arg-type]
     from .templatetags.quiz_format import option_list  # the tags import this module
 
     _kind, position, shown_as = slot
@@ -331,9 +411,14 @@ def results_page(
     (the last answer's response) when there is one."""
     language = get_language()
     shown = None if just_answered is None else just_answered.shown
-    in_progress = None if overview.in_progress is None else _FrameInProgress()
-    can_start = overview.can_start
-    key = (RESULTS_TEMPLATE, language, view.title, shown, in_progress is None, can_start)
+    grade = overview.grade
+    frame_overview = _FrameOverview(
+        in_progress=None if overview.in_progress is None else _FrameInProgress(),
+        can_start=overview.can_start,
+        grade=None if grade is None else _FrameGrade(grade.is_overridden),
+        finished_count=min(overview.finished_count, 2),
+    )
+    key = (RESULTS_TEMPLATE, language, view.title, shown, frame_overview)
 
     def render() -> str:
         address = reverse("assessments:summary", args=[ATTEMPT_MARK])
@@ -345,7 +430,7 @@ def results_page(
             language,
             {
                 "view": _FrameResultsView(view.title, frame_attempt),
-                "overview": _FrameOverview(in_progress, can_start),
+                "overview": frame_overview,
                 "just_answered": just_answered,
                 "page_address": address,
             },

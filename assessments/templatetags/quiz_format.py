@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from datetime import timedelta
 from functools import lru_cache
 
 from django import template
 from django.template import Context
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import get_language, ngettext, override
+from django.utils.translation import get_language, override
 
+from assessments import frames
 from assessments.frames import (
     FRAME_VARIABLE,
     options_mark,
     render_results_part,
+    results_fact_mark,
     results_part_mark,
 )
 from assessments.selectors import QuestionView
@@ -90,38 +91,25 @@ def part_of_question(question: QuestionView, part: str, framed: bool = False) ->
 
 @register.simple_tag(takes_context=True)
 def results_part(context: Context, name: str) -> SafeString:
-    """A part of the results page that differs between attempts at the same question with
-    the same verdict (``frames.RESULTS_PARTS``), rendered for this request from the attempt's
-    view and the activity's overview alone; in the page's frame, its mark (decision 74)."""
+    """A part of the results page that differs between attempts at the same questions with
+    the same verdicts (``frames.RESULTS_PARTS``), joined for this request from the attempt's
+    view; in the page's frame, its mark (decision 74)."""
     if context.get(FRAME_VARIABLE):
         return results_part_mark(name)
-    return render_results_part(name, context["view"], context["overview"], context["csrf_token"])
+    return render_results_part(name, context["view"])
+
+
+@register.simple_tag(takes_context=True)
+def results_fact(context: Context, name: str) -> SafeString:
+    """A fact of the results page about the attempt or the student's grade
+    (``frames.RESULTS_FACTS``), formatted for this request; in the page's frame, its mark
+    (decision 77)."""
+    if context.get(FRAME_VARIABLE):
+        return results_fact_mark(name)
+    return frames.results_fact(name, context["view"], context["overview"])
 
 
 @lru_cache(maxsize=8192)
 def _rendered_once(template_name: str, name: str, value: Hashable, language: str) -> str:
     with override(language):
         return render_to_string(template_name, {name: value, "options": mark_safe(OPTIONS_SLOT)})
-
-
-@register.filter
-def duration(value: timedelta | None) -> str:
-    """A time taken as Moodle's review shows it, to the second, in words with the
-    language's plural forms ("1 hour 2 minutes", "2 минуты 5 секунд")."""
-    if value is None:
-        return "—"
-    seconds = max(int(value.total_seconds()), 0)
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    parts = []
-    if hours:
-        parts.append(ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours})
-    if minutes:
-        parts.append(
-            ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
-        )
-    if seconds or not parts:
-        parts.append(
-            ngettext("%(count)d second", "%(count)d seconds", seconds) % {"count": seconds}
-        )
-    return " ".join(parts)

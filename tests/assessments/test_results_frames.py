@@ -1,7 +1,8 @@
 """The results page comes from a frame kept once per process, as the question and feedback
 pages do (decision 74): what differs between two attempts with the same last verdict (the
 attempt's number, score and addresses, its facts and grade, its buttons, its verdicts and
-reviewed options) goes into the frame's slots. Every results page a frame makes must be the
+reviewed options) goes into the frame's slots, each fact formatted for its request
+(decision 77). Every results page a frame makes must be the
 page its template renders for that request, whatever the attempt, its verdicts, the
 student's grade, the buttons the policy leaves and the language."""
 
@@ -176,13 +177,55 @@ def test_two_placements_share_a_results_frame_each_starting_its_own(
     assert _results_frames() == 1
 
 
+def test_the_facts_are_in_the_sites_time_zone_and_the_readers_plural_forms(
+    learner_membership, placement, settings
+):
+    """The facts of a framed results page are formatted for each request: the times in the
+    site's time zone (not the database's UTC), the count of attempts in the plural form of
+    the reader's language, a frame for one attempt and another for several."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    frames.forget_frames()
+    settings.TIME_ZONE = "Asia/Vladivostok"  # UTC+10 all year
+    placement.placement.max_attempts = 0
+    placement.placement.save()
+    client = launched_client(learner_membership)
+    attempts = []
+    for count in range(1, 6):
+        attempt = start(client, placement.pk)
+        finish(client, attempt, {1, 2})
+        started = datetime(2026, 3, 1, 23, 30, tzinfo=ZoneInfo("UTC")) + timedelta(days=count)
+        Attempt.objects.filter(pk=attempt.pk).update(
+            started_at=started, finished_at=started + timedelta(minutes=5, seconds=7)
+        )
+        attempts.append(attempt)
+        with translation.override("ru"):
+            html = assert_the_templates_results(_results(client, attempt, "ru"), attempt)
+        # 23:30 UTC on 1 March + count days is 09:30 the next morning in Vladivostok.
+        assert f'datetime="2026-03-{count + 2:02d}T09:30:00+10:00"' in html
+        assert "5 минут 7 секунд" in html
+        plural = {1: None, 2: "2 попытки", 3: "3 попытки", 4: "4 попытки", 5: "5 попыток"}
+        if plural[count]:
+            assert plural[count] in html
+        else:
+            method = html.split('data-fact="method">')[1].split("</span>")[0]
+            assert method == "Лучшая попытка"  # the method alone
+    # Read again by the student with one attempt, from that frame: still no count.
+    with translation.override("ru"):
+        first = assert_the_templates_results(_results(client, attempts[0], "ru"), attempts[0])
+    assert "5 попыток" in first
+    # One attempt or several, each opening with the last answer's feedback or read again.
+    assert _results_frames() == 4
+
+
 def test_content_cannot_spell_a_results_frames_mark(learner_client, placement):
     """A question whose text spells the results page's marks shows them as text, and the
     page has each of its parts once."""
     frames.forget_frames()
     attempt = start(learner_client, placement.pk)
     question, _order = current_form(learner_client, attempt)
-    spelled = "<gc-slot-number> <gc-slot-score> <gc-slot-part-facts> <gc-slot-part-review>"
+    spelled = "<gc-slot-number> <gc-slot-score> <gc-slot-fact-percent> <gc-slot-part-review>"
     question = Question.objects.get(pk=question.pk)
     question.text = {**question.text, "en": question.text["en"] + " " + spelled}
     question.save()  # drops the process's layout (decision 53)
@@ -190,7 +233,7 @@ def test_content_cannot_spell_a_results_frames_mark(learner_client, placement):
         html = assert_the_templates_results(
             finish(learner_client, attempt, {1}), attempt, attempt.max_score
         )
-    escaped = "&lt;gc-slot-number&gt; &lt;gc-slot-score&gt; &lt;gc-slot-part-facts&gt;"
+    escaped = "&lt;gc-slot-number&gt; &lt;gc-slot-score&gt; &lt;gc-slot-fact-percent&gt;"
     assert escaped in html
     assert html.count('id="attempt-facts"') == 1
     assert html.count('class="review-list"') == 1
@@ -229,13 +272,25 @@ def test_a_results_frame_is_cut_at_its_marks_and_filled_with_the_attempts_values
     )
     frame = frames.Frame(
         "a<gc-slot-number>b<gc-slot-score>c<gc-slot-max-score>d<gc-slot-resume>"
-        "e<gc-slot-part-strip>f"
+        "e<gc-slot-fact-percent>%<gc-slot-fact-grade-given>f<gc-slot-part-strip>g"
     )
-    assert frame.cuts == ("a", "b", "c", "d", "e", "f")
-    assert frame.slots == (("number",), ("score",), ("max-score",), ("resume",), ("part", "strip"))
+    assert frame.cuts == ("a", "b", "c", "d", "e", "%", "f", "g")
+    assert frame.slots == (
+        ("number",),
+        ("score",),
+        ("max-score",),
+        ("resume",),
+        ("fact", "percent"),
+        ("fact", "grade-given"),
+        ("part", "strip"),
+    )
     with translation.override("en"):
         filled = frame.fill(view, "TOKEN", overview)
-    assert filled.startswith(f'a1b2c8d{second.number}e<li><a href="#question-1"')
-    assert filled.endswith("Question 8: Not quite</span></a></li>\nf")
+    assert filled.startswith(f'a1b2c8d{second.number}e25.0%2.00f<li><a href="#question-1"')
+    assert filled.endswith("Question 8: Not quite</span></a></li>\ng")
+    with translation.override("ru"):
+        assert "e25,0%2,00f" in frame.fill(view, "TOKEN", overview)
     with pytest.raises(LookupError):
         frames.results_part_mark("grades")
+    with pytest.raises(LookupError):
+        frames.results_fact_mark("grades")
