@@ -28,7 +28,8 @@ from activities.selectors import placement_score_maximum
 from lti import ags
 from lti import claims as c
 from lti.models import LtiUser, ResourceLink
-from ops import jobs
+from lti.selectors import link_with_course
+from ops import jobs, rows
 
 from .models import GradeSync, SyncState
 
@@ -62,18 +63,20 @@ def _retry_policy() -> jobs.RetryPolicy:
 
 def record_grade_change(grade: Grade, *, comment: str = "") -> GradeSync | None:
     """Queue the grade for the gradebook; call inside the transaction that changed it."""
-    placement = ResourceLink.objects.select_related("context").get(pk=grade.placement_id)
+    placement = link_with_course(grade.placement_id)
     if unsyncable_reason(placement) is not None:
         return None
-    sync = GradeSync.objects.create(
-        grade=grade,
-        user_id=grade.user_id,
-        placement=placement,
-        score_given=grade.score_given,
-        score_maximum=grade.score_maximum,
-        changed_at=grade.updated_at,
-        comment=comment,
-        next_attempt_at=timezone.now(),
+    sync = rows.insert_row(
+        GradeSync(
+            grade=grade,
+            user_id=grade.user_id,
+            placement=placement,
+            score_given=grade.score_given,
+            score_maximum=grade.score_maximum,
+            changed_at=grade.updated_at,
+            comment=comment,
+            next_attempt_at=timezone.now(),
+        )
     )
     DELIVERY.send_on_commit(sync.pk)
     return sync
