@@ -4,6 +4,8 @@ reader sees and the HTTP status a view answers with."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils.translation import gettext as _
 
 
@@ -13,6 +15,18 @@ class DomainError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (a task's result) or copied, an error is made again as it is, with its
+        # message and fields: not by calling the class with its message, which a subclass
+        # that takes other arguments, or none, would misread.
+        return (_made_again, (type(self), self.args), self.__dict__)
+
+
+def _made_again(error_class: type[DomainError], args: tuple[Any, ...]) -> DomainError:
+    error = error_class.__new__(error_class)
+    Exception.__init__(error, *args)
+    return error
 
 
 class ActivityNotLoaded(DomainError):
@@ -26,6 +40,7 @@ class ActivityNotLoaded(DomainError):
             _("This activity is not loaded yet. Run `python manage.py %(command)s`.")
             % {"command": load_command}
         )
+        self.load_command = load_command
 
 
 class InvalidInput(DomainError):
