@@ -17,9 +17,10 @@ class DomainError(Exception):
         self.message = message
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled (a task's result) or copied, an error is made again as it is, with its
-        # message and fields: not by calling the class with its message, which a subclass
-        # that takes other arguments, or none, would misread.
+        # Pickled or copied, an error is made again as it is, with its message and fields:
+        # not by calling the class with its message, which a subclass that takes other
+        # arguments, or none, would misread. (Celery's JSON results rebuild an exception from
+        # its args without this; no task returns one, and results are ignored.)
         return (_made_again, (type(self), self.args), self.__dict__)
 
 

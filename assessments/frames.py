@@ -109,7 +109,10 @@ def _override_note(_view: AttemptView, overview: PlacementOverview) -> str:
 
 def _attempt_count(_view: AttemptView, overview: PlacementOverview) -> str:
     count = overview.finished_count
-    return _localized(ngettext("%(count)s attempt", "%(count)s attempts", count) % {"count": count})
+    # As the template's blocktranslate: the number localized, the sentence as translated.
+    return conditional_escape(
+        ngettext("%(count)s attempt", "%(count)s attempts", count) % {"count": localize(count)}
+    )
 
 
 # The results page's facts about the attempt and the student's grade, each formatted for its
@@ -138,9 +141,9 @@ MARKS = re.compile(
     f"|(?P<placement>{PLACEMENT_MARK})"
 )
 # Frames kept per process: a quiz version has three per question and language (the question
-# page and the feedback page's two verdicts) and three results pages (read again, and opening
-# with the last answer's either verdict), whichever placements show it; beyond this the
-# oldest go.
+# page and the feedback page's two verdicts) and up to 54 results pages (read again or opening
+# with the last answer's either verdict, times the three buttons, the grade's three states
+# and one attempt or several), whichever placements show it; beyond this the oldest go.
 MAX_FRAMES = 4096
 
 Slot = tuple[Hashable, ...]

@@ -113,17 +113,26 @@ def insert_row(instance: M) -> M:
     prepares them for saving (``pre_save`` first: ``auto_now_add`` and the like), its
     primary key set from ``RETURNING``; the instance, now saved. ``Model.save`` and
     ``QuerySet.create`` spent twice the statement's cost building it (decision 78). Sends
-    no signals: for models nothing listens to."""
+    no signals: for models nothing listens to. For a plain model's row of plain values: a
+    model that inherits a table, or a value that is an expression (``F()``, a
+    ``db_default``), is refused; related objects must be saved first."""
     meta = instance._meta
+    if meta.parents:
+        raise TypeError(f"{meta.label} inherits a table: save it through the ORM")
     quote = connection.ops.quote_name
     fields = [
         model_field
         for model_field in meta.concrete_fields
-        if not (model_field.primary_key and getattr(instance, model_field.attname) is None)
+        if not getattr(model_field, "generated", False)
+        and not (model_field.primary_key and getattr(instance, model_field.attname) is None)
     ]
+    values = [model_field.pre_save(instance, True) for model_field in fields]
+    for model_field, value in zip(fields, values, strict=True):
+        if hasattr(value, "as_sql"):  # F(), Now(), a db_default: SQL, not a value to bind
+            raise TypeError(f"{meta.label}.{model_field.name} is an expression: use the ORM")
     parameters = [
-        model_field.get_db_prep_save(model_field.pre_save(instance, True), connection)
-        for model_field in fields
+        model_field.get_db_prep_save(value, connection)
+        for model_field, value in zip(fields, values, strict=True)
     ]
     columns = ", ".join(quote(model_field.column) for model_field in fields)
     placeholders = ", ".join(["%s"] * len(fields))

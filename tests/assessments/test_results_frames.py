@@ -211,7 +211,8 @@ def test_the_facts_are_in_the_sites_time_zone_and_the_readers_plural_forms(
         else:
             method = html.split('data-fact="method">')[1].split("</span>")[0]
             assert method == "Лучшая попытка"  # the method alone
-    # Read again by the student with one attempt, from that frame: still no count.
+    # The first attempt read again now that five are counted: the several attempts' frame,
+    # with the count of five.
     with translation.override("ru"):
         first = assert_the_templates_results(_results(client, attempts[0], "ru"), attempts[0])
     assert "5 попыток" in first

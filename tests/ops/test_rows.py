@@ -111,6 +111,31 @@ def test_an_inserted_row_converts_json_as_the_orm_does(placement):
     assert written == expected
 
 
+def test_an_expression_is_refused_rather_than_bound(placement, learner):
+    from django.db.models.functions import Now
+
+    grade = Grade.objects.create(
+        user=learner,
+        placement=placement,
+        score_given=1,
+        score_maximum=8,
+        attempt_count=1,
+        updated_at=timezone.now(),
+    )
+    sync = GradeSync(
+        grade=grade,
+        user=learner,
+        placement=placement,
+        score_given=1,
+        score_maximum=8,
+        changed_at=timezone.now(),
+        next_attempt_at=Now(),
+    )
+    with pytest.raises(TypeError, match="next_attempt_at is an expression"):
+        rows.insert_row(sync)
+    assert not GradeSync.objects.exists()
+
+
 def test_a_link_with_its_course_is_what_the_orm_reads(placement):
     by_orm = ResourceLink.objects.select_related("context").get(pk=placement.pk)
     with_course = link_with_course(placement.pk)
@@ -120,5 +145,8 @@ def test_a_link_with_its_course_is_what_the_orm_reads(placement):
     assert not statements.captured_queries
     assert model_to_dict(with_course) == model_to_dict(by_orm)
     assert model_to_dict(course) == model_to_dict(by_orm.context)
+    # Not editable, so not in model_to_dict: the dates, converted as the ORM converts them.
+    assert with_course.created_at == by_orm.created_at
+    assert course.created_at == by_orm.context.created_at
     with pytest.raises(ResourceLink.DoesNotExist):
         link_with_course(placement.pk + 10_000)
