@@ -11,7 +11,6 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, override
 
-from assessments import frames
 from assessments.frames import (
     FRAME_VARIABLE,
     options_mark,
@@ -19,6 +18,7 @@ from assessments.frames import (
     results_fact_mark,
     results_part_mark,
 )
+from assessments.frames import results_fact as formatted_fact
 from assessments.selectors import QuestionView
 
 register = template.Library()
@@ -106,7 +106,7 @@ def results_fact(context: Context, name: str) -> SafeString:
     (decision 77)."""
     if context.get(FRAME_VARIABLE):
         return results_fact_mark(name)
-    return frames.results_fact(name, context["view"], context["overview"])
+    return formatted_fact(name, context["view"], context["overview"])
 
 
 @lru_cache(maxsize=8192)
