@@ -425,13 +425,20 @@ LEFT JOIN {Membership._meta.db_table} m ON m.context_id = p.context_id AND m.use
 LEFT JOIN {Deployment._meta.db_table} d ON d.id = c.deployment_id
 LEFT JOIN {Registration._meta.db_table} g ON g.id = d.registration_id"""
 
+# The columns of an attempt ``a`` that its view reads, in the order attempt_view_from_rows
+# reads them. The answer's statement reads them too (assessments.services).
+ATTEMPT_COLUMNS = """a.public_id, a.id, a.user_id, a.state, a.quiz_version_id,
+       CAST(a.option_order AS TEXT) AS option_order, a.placement_id, a.number, a.language,
+       a.started_at, a.finished_at, a.score, a.max_score, a.is_last_finished, a.is_highest"""
+# How many columns of a row attempt_view_from_rows reads: the attempt's, its course and
+# whether its owner may still reach it, then one answer's question, option and correctness.
+ATTEMPT_VIEW_WIDTH = 20
+
 # The attempt, every column, then (where its pages read it) its course and whether its owner
 # may still reach that course, and its answers: one row per answer (one row with no answer
 # before the first). Portable SQL: `make run` serves it from SQLite.
 _ATTEMPT_VIEW_SQL = f"""
-SELECT a.public_id, a.id, a.user_id, a.state, a.quiz_version_id, CAST(a.option_order AS TEXT),
-       a.placement_id, a.number, a.language, a.started_at, a.finished_at, a.score, a.max_score,
-       a.is_last_finished, a.is_highest, {{course}}, r.question_id, r.option_id, r.is_correct
+SELECT {ATTEMPT_COLUMNS}, {{course}}, r.question_id, r.option_id, r.is_correct
 FROM {Attempt._meta.db_table} a {{course_joins}}
 LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
 WHERE """
@@ -559,8 +566,15 @@ def _read_attempt_view(
     with connection.cursor() as cursor:
         cursor.execute(sql, parameters)
         rows = cursor.fetchall()
-    if not rows:
-        return None
+    return attempt_view_from_rows(rows, language, course) if rows else None
+
+
+def attempt_view_from_rows(
+    rows: list[tuple], language: str, course: AttemptCourse | None = None
+) -> AttemptView:
+    """The attempt's view from the rows of a statement that selects ``ATTEMPT_COLUMNS``, its
+    course, and its answers (ATTEMPT_VIEW_WIDTH columns; any after them are the caller's),
+    one row per answer. ``course`` stands for the course columns where the caller knows it."""
     (public_id, attempt_id, user_id, state, version_id, option_order, placement_id, number,
      started_in, started_at, finished_at, score, max_score, is_last_finished,
      is_highest, context_id, still_member) = rows[0][:17]  # fmt: skip

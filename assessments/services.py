@@ -6,7 +6,7 @@ import math
 import random
 from collections.abc import Collection
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -41,9 +41,12 @@ from .errors import (
 )
 from .models import Attempt, AttemptState, Option, Question, Quiz, QuizVersion, Response
 from .selectors import (
+    ATTEMPT_COLUMNS,
+    ATTEMPT_VIEW_WIDTH,
     AttemptView,
     attempt_in_progress_view,
     attempt_policy,
+    attempt_view_from_rows,
     grading_rules,
     is_last_question,
     start_facts,
@@ -191,10 +194,13 @@ def _parse_id(raw: object, message: str) -> int:
 @dataclass(frozen=True)
 class Answered:
     """An answer recorded: the position of its question, and whether it finished the attempt
-    (the page to show next: the question's feedback, or the attempt's results)."""
+    (the page to show next: the question's feedback, or the attempt's results). ``view`` is
+    the attempt as the answer left it, where the answer's statement read it for the feedback
+    page (decision 79); None where the page must read it."""
 
     position: int
     finished: bool
+    view: AttemptView | None = field(default=None, compare=False)
 
 
 def submit_answer(
@@ -204,6 +210,7 @@ def submit_answer(
     attempt_public_id: UUID,
     question_id: object,
     option_id: object,
+    language: str,
 ) -> Answered:
     """Record the student's answer to the current question of their attempt.
 
@@ -216,7 +223,7 @@ def submit_answer(
     question_pk = _parse_id(question_id, _("The answer does not say which question it is for."))
     option_pk = _parse_id(option_id, _("Choose one of the options before submitting."))
     asked = AskedAnswer(
-        user, launched_courses, attempt_public_id, question_pk, option_pk, timezone.now()
+        user, launched_courses, attempt_public_id, question_pk, option_pk, timezone.now(), language
     )
     if connection.vendor == "postgresql":
         answered = _record_next_answer(asked)
@@ -228,7 +235,7 @@ def submit_answer(
 @dataclass(frozen=True)
 class AskedAnswer:
     """An answer as the student posted it, its ids parsed, with the courses their session
-    was launched into and the moment it came."""
+    was launched into, the moment it came and the language of the page that answers it."""
 
     user: User
     launched_courses: list[int]
@@ -236,6 +243,7 @@ class AskedAnswer:
     question_pk: int
     option_pk: int
     now: datetime
+    language: str
 
 
 # The next answer as one statement: the attempt is the user's and in progress, in a course
@@ -245,10 +253,12 @@ class AskedAnswer:
 # attempt first, as the checked path does. Two answers racing for the same question meet on
 # response_one_per_question. Anything else inserts nothing, and the checked path says
 # what is wrong (or, after a race, records the answer afresh). Seconds round half up, in
-# both paths.
-_NEXT_ANSWER_SQL = """
+# both paths. What it answers is the attempt as the answer leaves it, read as the attempt's
+# pages read it (one row per answer, the new one included: the statement's own reads do not
+# see its insert), then the answer's position, whether it is the last and the score so far.
+_NEXT_ANSWER_SQL = f"""
 WITH attempt AS (
-    SELECT a.id, a.placement_id, a.quiz_version_id, a.max_score, a.started_at
+    SELECT {ATTEMPT_COLUMNS}, p.context_id, 1 AS still_member
     FROM assessments_attempt a
     JOIN lti_resourcelink p ON p.id = a.placement_id
     JOIN lti_context c ON c.id = p.context_id
@@ -279,11 +289,16 @@ WITH attempt AS (
         AND chosen.position = so_far.answered + 1
         AND (chosen.position < attempt.max_score
             OR (%(finishing)s AND chosen.position = attempt.max_score))
-    RETURNING question_id
+    RETURNING question_id, option_id, is_correct
+), answers AS (
+    SELECT question_id, option_id, is_correct FROM assessments_response
+    WHERE attempt_id = (SELECT id FROM attempt)
+    UNION ALL
+    SELECT question_id, option_id, is_correct FROM inserted
 )
-SELECT chosen.position, chosen.position = attempt.max_score, attempt.id, attempt.placement_id,
+SELECT attempt.*, answers.*, chosen.position, chosen.position = attempt.max_score,
     so_far.correct + chosen.is_correct::integer
-FROM inserted JOIN chosen USING (question_id), attempt, so_far
+FROM inserted JOIN chosen USING (question_id), attempt, so_far, answers
 """
 
 
@@ -308,17 +323,20 @@ def _record_next_answer(asked: AskedAnswer) -> Answered | None:
         with guard:
             with connection.cursor() as cursor:
                 cursor.execute(_NEXT_ANSWER_SQL, parameters)
-                row = cursor.fetchone()
-            if row is None:
+                rows = cursor.fetchall()
+            if not rows:
                 return None
-            position, finishes, attempt_id, placement_id, score = row
+            view = attempt_view_from_rows(rows, asked.language)
+            position, finishes, score = rows[0][ATTEMPT_VIEW_WIDTH:]
             if finishes:
+                attempt = view.attempt
                 _finish_attempt(
-                    attempt_id, user=user, placement_id=placement_id, score=score, now=now
+                    attempt.pk, user=user, placement_id=attempt.placement_id, score=score, now=now
                 )
+                return Answered(position, finished=True)  # the results page reads it finished
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
-    return Answered(position=position, finished=finishes)
+    return Answered(position, finished=False, view=view)
 
 
 def _same_answer_again(attempt: Attempt, question_pk: int, option_pk: int) -> Answered | None:

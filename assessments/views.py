@@ -151,6 +151,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
             attempt_public_id=public_id,
             question_id=request.POST.get("question"),
             option_id=request.POST.get("option"),
+            language=get_language(),
         )
     except Attempt.DoesNotExist:
         raise Http404("No such attempt of this user.") from None
@@ -161,7 +162,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
     # request per answer; the page names its own address, which a reload fetches.
     if answered.finished:
         return _summary_page(request, public_id, answered.position)
-    return _feedback_page(request, public_id, answered.position)
+    return _feedback_page(request, public_id, answered.position, answered.view)
 
 
 @require_GET
@@ -170,8 +171,15 @@ def feedback(request: HttpRequest, public_id: Any, position: int) -> HttpRespons
     return _feedback_page(request, public_id, position)
 
 
-def _feedback_page(request: HttpRequest, public_id: Any, position: int) -> HttpResponse:
-    view = _own_attempt(request, public_id)
+def _feedback_page(
+    request: HttpRequest,
+    public_id: Any,
+    position: int,
+    view: selectors.AttemptView | None = None,
+) -> HttpResponse:
+    """The feedback on the answer at ``position``, from ``view`` where the answer just read
+    the attempt (decision 79)."""
+    view = view or _own_attempt(request, public_id)
     attempt = view.attempt
     question = view.question_at(position)
     if question is None:

@@ -70,4 +70,5 @@ def finish_attempt(user, placement: ResourceLink, correct: int) -> None:
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,
+            language="en",
         )

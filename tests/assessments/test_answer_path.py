@@ -10,12 +10,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import escape
 
 from activities.demo import enrol_demo_member
 from activities.texts import localized
-from assessments import selectors, services
+from assessments import frames, selectors, services
 from assessments.errors import AnswerConflict
 from assessments.models import Attempt, AttemptState, Question
 from lti.backends import CachedUserBackend
@@ -25,11 +25,12 @@ from tests.threads import hold_uncommitted
 
 
 @pytest.mark.django_db
-def test_an_answer_that_does_not_finish_the_attempt_is_one_statement_and_its_page_one(
+def test_an_answer_that_does_not_finish_the_attempt_and_its_page_are_one_statement(
     learner_client, placement
 ):
-    """The answer's response is its feedback page (decision 57): the answer's statement, then
-    the attempt's one read for the page, which names the feedback's own address."""
+    """The answer's response is its feedback page (decision 57), which names the feedback's
+    own address: the answer's statement reads the attempt for that page as it leaves it
+    (decision 79), so there is no second read."""
     attempt = start(learner_client, placement.pk)
     question, option_ids = current_form(learner_client, attempt)  # the user is cached now
     with CaptureQueriesContext(connection) as queries:
@@ -47,8 +48,53 @@ def test_an_answer_that_does_not_finish_the_attempt_is_one_statement_and_its_pag
     statements = [query["sql"].lstrip().split()[0] for query in queries.captured_queries]
     # (the test runs in a transaction, so the statement has a savepoint around it)
     verbs = [verb for verb in statements if verb not in ("SAVEPOINT", "RELEASE")]
-    assert verbs == ["WITH", "SELECT"]
+    assert verbs == ["WITH"]
     assert attempt.responses.get().option_id == option_ids[0]
+
+
+@pytest.mark.django_db
+def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
+    """The view the answer's statement reads for its feedback page is the view the page's
+    own read gives after it, answer by answer: the attempt's every field, its course, the
+    answers (the new one included) and the page that both render, in the student's language."""
+    attempt = started_attempt(learner, placement)
+    questions = list(attempt.quiz_version.questions.order_by("position"))
+    for question in questions[:-1]:
+        option = question.options.order_by("-pk").filter(is_correct=question.position % 2).first()
+        with translation.override("ru"):
+            answered = services.submit_answer(
+                user=learner,
+                launched_courses=[placement.context_id],
+                attempt_public_id=attempt.public_id,
+                question_id=question.pk,
+                option_id=option.pk,
+                language="ru",
+            )
+            read = selectors.own_attempt_view(learner, attempt.public_id, "ru")
+            shown = answered.view.question_at(question.position)
+            assert frames.feedback_page(answered.view, shown, "token") == frames.feedback_page(
+                read, read.question_at(question.position), "token"
+            )
+        made, expected = answered.view.attempt, read.attempt
+        assert [getattr(made, field.attname) for field in Attempt._meta.concrete_fields] == [
+            getattr(expected, field.attname) for field in Attempt._meta.concrete_fields
+        ]
+        assert answered.view.course == read.course
+        assert answered.view._answers == read._answers
+        assert len(read._answers) == question.position
+        in_english = selectors.own_attempt_view(learner, attempt.public_id, "en")
+        assert answered.view.title == read.title != in_english.title
+    last = questions[-1]
+    finished = services.submit_answer(
+        user=learner,
+        launched_courses=[placement.context_id],
+        attempt_public_id=attempt.public_id,
+        question_id=last.pk,
+        option_id=last.options.first().pk,
+        language="en",
+    )
+    assert finished == services.Answered(position=8, finished=True)
+    assert finished.view is None  # the results page reads the attempt finished
 
 
 @pytest.mark.django_db
@@ -72,6 +118,7 @@ def test_the_statement_and_the_checked_path_record_the_same_attempt(placement):
                     question.pk,
                     option.pk,
                     answered_at,
+                    "en",
                 )
             )
             assert answered == services.Answered(
@@ -111,6 +158,7 @@ def test_the_last_answer_is_the_statement_and_the_finish_in_one_transaction(lear
                 attempt_public_id=attempt.public_id,
                 question_id=question.pk,
                 option_id=option.pk,
+                language="en",
             )
     statements = [query["sql"].lstrip() for query in queries.captured_queries]
     # (the test runs in a transaction: savepoints stand for BEGIN and COMMIT)
@@ -139,6 +187,7 @@ def test_the_last_answer_finishes_the_attempt_and_grades_it(learner, placement):
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,
+            language="en",
         )
     attempt.refresh_from_db()
     assert attempt.is_finished
@@ -169,6 +218,7 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
             attempt_public_id=attempt.public_id,
             question_id=question.pk,
             option_id=option.pk,
+            language="en",
         )
 
     for earlier in questions[: position - 1]:
@@ -368,6 +418,7 @@ def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
                 attempt_public_id=attempt.public_id,
                 question_id=question.pk,
                 option_id=question.options.first().pk,
+                language="en",
             )
         seventh, eighth = questions[6], questions[7]
         Question.objects.filter(pk=seventh.pk).update(position=100)
@@ -379,6 +430,7 @@ def test_a_stale_layout_cannot_finish_an_attempt_early(learner, placement):
             attempt_public_id=attempt.public_id,
             question_id=eighth.pk,  # now at position 7, still "last" to the cached layout
             option_id=eighth.options.first().pk,
+            language="en",
         )
         attempt.refresh_from_db()
         assert attempt.responses.count() == 7
