@@ -262,9 +262,9 @@ class StatementCounter:
 
 
 def _print_profile_and_queries(
-    profile: cProfile.Profile | None, last_queries: dict[str, list[str]]
+    args: argparse.Namespace, profile: cProfile.Profile, last_queries: dict[str, list[str]]
 ) -> None:
-    if profile is not None:
+    if args.profile and profile.getstats():
         # Where the time goes (cumulative: views, selectors, templates, the ORM), then what
         # costs by itself.
         for order, lines in (("cumulative", 60), ("tottime", 25)):
@@ -274,6 +274,18 @@ def _print_profile_and_queries(
     for kind, sql in last_queries.items():
         print(f"\nthe SQL of the last {kind!r}:")
         print("\n".join(f"  {number}. {text}" for number, text in enumerate(sql, start=1)))
+    unmatched = [
+        (option, text)
+        for option, text, matched in (
+            ("--profile", args.profile, profile.getstats()),
+            ("--queries", args.queries, last_queries),
+        )
+        if text and not matched
+    ]
+    for option, text in unmatched:
+        print(f"{option} {text!r}: no request's kind contains it; the kinds are the table's rows")
+    if unmatched:
+        raise SystemExit(2)
 
 
 def main() -> None:
@@ -461,7 +473,7 @@ def main() -> None:
         f" to the activity's page {_per_launch(cpu, 'activity') * 1000:.2f} ms (three)"
     )
     _print_parts(parts, cpu)
-    _print_profile_and_queries(profile if args.profile else None, last_queries)
+    _print_profile_and_queries(args, profile, last_queries)
 
 
 if __name__ == "__main__":
