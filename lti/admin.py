@@ -1,6 +1,11 @@
 from django.contrib import admin
+from django.db import models
 
 from .models import Context, Deployment, LtiUser, Membership, Registration, ResourceLink, ToolKey
+
+# A platform's addresses typed without a scheme are HTTPS, as every LTI 1.3 platform is reached
+# (and as Django 6 will assume); Django 5's forms still assume http.
+HTTPS_URL_FIELDS = {models.URLField: {"assume_scheme": "https"}}
 
 
 class DeploymentInline(admin.TabularInline):
@@ -11,6 +16,7 @@ class DeploymentInline(admin.TabularInline):
 
 @admin.register(Registration)
 class RegistrationAdmin(admin.ModelAdmin):
+    formfield_overrides = HTTPS_URL_FIELDS
     list_display = ["__str__", "issuer", "client_id", "is_active", "updated_at"]
     list_filter = ["is_active", "product_family_code"]
     search_fields = ["issuer", "client_id", "title"]
@@ -48,6 +54,7 @@ class LtiUserAdmin(admin.ModelAdmin):
 
 @admin.register(Context)
 class ContextAdmin(admin.ModelAdmin):
+    formfield_overrides = HTTPS_URL_FIELDS
     list_display = ["title", "context_id", "deployment", "is_demo", "created_at"]
     search_fields = ["title", "context_id"]
     list_select_related = ["deployment"]
@@ -57,6 +64,8 @@ class ContextAdmin(admin.ModelAdmin):
 class ResourceLinkAdmin(admin.ModelAdmin):
     """The LTI claim only: what a link places, and by which rules, is the course side's
     (activities' Placement admin)."""
+
+    formfield_overrides = HTTPS_URL_FIELDS
 
     list_display = ["title", "resource_link_id", "context", "created_at"]
     search_fields = ["title", "resource_link_id"]
