@@ -87,12 +87,12 @@ def _marked_for_what_it_starts(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _registrations_memo_forgotten():
-    """A test's registrations are rolled back at its end, which fires no signal: the next
-    test must not find them kept in this process (lti.registrations_memo)."""
-    from lti import registrations_memo
+def _process_memos_forgotten():
+    """A test's rows (registrations, users) are rolled back at its end, which fires no
+    signal: the next test must not find them kept in this process (ops.process_memo)."""
+    from ops.process_memo import ProcessMemo
 
-    registrations_memo.forget()
+    ProcessMemo.forget_all()
 
 
 @pytest.fixture(scope="session")

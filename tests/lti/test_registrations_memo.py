@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from lti import registrations_memo
 from lti.claims import DEPLOYMENT_ID
 from lti.models import Deployment
-from lti.registrations_memo import VERSION_CHECK_SECONDS
+from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch, standard_claims, start_login
 from tests.workers import in_another_process
 
@@ -51,7 +51,7 @@ def test_a_deployment_turned_off_here_refuses_the_next_launch(platform):
 @pytest.mark.django_db
 def test_a_made_up_deployment_is_refused_and_takes_no_place(platform):
     assert launch(Client(), platform, user_id="stu-dep").status_code == 302
-    kept = len(registrations_memo._entries)
+    kept = len(registrations_memo.registrations.entries)
     for number in range(3):
         browser = Client()
         auth = start_login(browser, platform, user_id="stu-dep")
@@ -63,14 +63,15 @@ def test_a_made_up_deployment_is_refused_and_takes_no_place(platform):
         page = refused.content.decode()
         assert f"made-up-{number}" in page
         assert "is not registered with this tool" in page
-    assert len(registrations_memo._entries) == kept
+    assert len(registrations_memo.registrations.entries) == kept
 
 
 def test_the_memo_starts_again_past_its_size(monkeypatch):
-    monkeypatch.setattr(registrations_memo, "MAX_ENTRIES", 2)
+    memo = registrations_memo.registrations
+    monkeypatch.setattr(memo, "max_entries", 2)
     for number in range(5):
-        registrations_memo.remembered(("made-up", number), lambda number=number: [number])
-        assert len(registrations_memo._entries) <= 2
+        memo.remembered(("made-up", number), lambda number=number: [number])
+        assert len(memo.entries) <= 2
 
 
 @pytest.mark.worker

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from lti.models import Role
-from lti.registrations_memo import VERSION_CHECK_SECONDS
+from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.quiz_helpers import launched_client
 from tests.workers import in_another_process
 
@@ -108,21 +108,23 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_seco
 def test_the_registrations_version_is_read_at_most_once_a_second(client, monkeypatch):
     """Pages do not each read the shared version of the registrations (a cache round trip
     per response): a process reads it again only after VERSION_CHECK_SECONDS."""
+    from django.core.cache import cache
+
     from lti import registrations_memo
 
     registrations_memo.forget()
     reads = []
-    real_get = registrations_memo.cache.get
+    real_get = cache.get
 
     def counted(key, *args, **kwargs):
         if key == registrations_memo.REGISTRATIONS_VERSION_KEY:
             reads.append(time.monotonic())
         return real_get(key, *args, **kwargs)
 
-    monkeypatch.setattr(registrations_memo.cache, "get", counted)
+    monkeypatch.setattr(cache, "get", counted)
     for _ in range(5):
         client.get("/")
     assert len(reads) == 1
-    registrations_memo._check_after[0] = time.monotonic()  # the second has passed
+    registrations_memo.registrations.check_after = time.monotonic()  # the second has passed
     client.get("/")
     assert len(reads) == 2

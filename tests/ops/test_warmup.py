@@ -43,7 +43,7 @@ print(json.dumps({
     "layouts": sorted(selectors._layouts),
     "current": [] if failed else list(Quiz.objects.values_list("current_version_id", flat=True)),
     "registrations kept": [
-        list(key) for key in registrations_memo._entries if key[0] == "registrations"
+        list(key) for key in registrations_memo.registrations.entries if key[0] == "registrations"
     ],
     "key sets kept": sorted(platform_keys._read),
     "prepared": prepared,
