@@ -1,17 +1,24 @@
-"""The signed-in user of every request, read from the cache instead of the database.
+"""The signed-in user of every request, kept by the process and read through the cache
+instead of the database.
 
 Every page of a launched session loads its user; for a quiz answer that lookup was as
-costly as recording the answer. The entry is dropped whenever the user is saved or
-deleted (a launch updating the name, an administrator deactivating the account), once at
-once and again when the change commits, so that a request reading the old row in between
-cannot keep it; entries expire after ``USER_CACHE_SECONDS`` in any case, which bounds what
-a bulk update that sends no signal can leave behind. Without the cache (Redis down, which
-the cache answers as a miss: ops.cache) the user comes from the database, as with Django's
-ModelBackend.
+costly as recording the answer (decision 25), and once in the cache, its round trip was
+still a tenth of a page (decision 81). A process keeps the users it read
+(``ops.process_memo``), checked against a shared version at most once a second; behind it,
+the cache keeps them for every process. Saving or deleting a user (a launch updating the
+name, an administrator deactivating the account) drops the process's users and the cache's
+entry at once, and when the change commits the entry again and then bumps the version, so
+that a request reading the old row in between cannot keep it: the change applies at once
+in the process that made it and within a second in every other. Entries expire in any case
+(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk update
+that sends no signal can leave behind. Without the cache (Redis down, which the cache answers
+as a miss: ops.cache) the user comes from the database, as with Django's ModelBackend, and a
+process keeps it for at most that minute.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django.conf import settings
@@ -19,11 +26,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from ops.process_memo import ProcessMemo
+
 USER_CACHE_SECONDS = 300
+USERS_VERSION_KEY = "auth-users:version"
+
+# The users of a process's recent requests: a few classes, 4096 at most.
+users = ProcessMemo(USERS_VERSION_KEY, max_entries=4096)
 
 
 def _cache_key(user_id: Any) -> str:
@@ -33,11 +46,23 @@ def _cache_key(user_id: Any) -> str:
     return f"auth-user:{database['HOST']}:{database['NAME']}:{user_id}"
 
 
+def _read_user(key: str, user_id: Any) -> AbstractBaseUser | None:
+    user = cache.get(key)
+    if user is None:
+        user_model = get_user_model()
+        try:
+            user = user_model._default_manager.get(pk=user_id)
+        except user_model.DoesNotExist:
+            return None
+        cache.set(key, user, USER_CACHE_SECONDS)
+    return user
+
+
 class CachedUserBackend(ModelBackend):
     """Django's ModelBackend for launched sessions (permissions included), with the
-    per-request user lookup served from the cache. It checks no passwords: the admin site's
-    sign-in is the plain ModelBackend's, listed after this one, so a wrong password is
-    hashed once, not once per backend."""
+    per-request user lookup served from the process and the cache. It checks no passwords:
+    the admin site's sign-in is the plain ModelBackend's, listed after this one, so a wrong
+    password is hashed once, not once per backend."""
 
     def authenticate(self, request: Any, **credentials: Any) -> None:
         return None
@@ -47,14 +72,10 @@ class CachedUserBackend(ModelBackend):
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)
-        user = cache.get(key)
-        if user is None:
-            user_model = get_user_model()
-            try:
-                user = user_model._default_manager.get(pk=user_id)
-            except user_model.DoesNotExist:
-                return None
-            cache.set(key, user, USER_CACHE_SECONDS)
+        kept = users.remembered(key, lambda: _read_user(key, user_id))
+        if kept is None:
+            return None
+        user = copy.copy(kept)  # the request's own: a page may set attributes on its user
         return user if self.user_can_authenticate(user) else None
 
 
@@ -62,4 +83,4 @@ class CachedUserBackend(ModelBackend):
 def _forget_cached_user(instance: AbstractBaseUser, **kwargs: Any) -> None:
     key = _cache_key(instance.pk)
     cache.delete(key)
-    transaction.on_commit(lambda: cache.delete(key))
+    users.changed(before_the_bump=lambda: cache.delete(key))
