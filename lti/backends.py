@@ -11,9 +11,10 @@ entry at once, and when the change commits the entry again and then bumps the ve
 that a request reading the old row in between cannot keep it: the change applies at once
 in the process that made it and within a second in every other. Entries expire in any case
 (``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk update
-that sends no signal can leave behind. Without the cache (Redis down, which the cache answers
-as a miss: ops.cache) the user comes from the database, as with Django's ModelBackend, and a
-process keeps it for at most that minute.
+that sends no signal can leave behind: up to the cache's five minutes and a process's minute
+after them. Without the cache (Redis down, which the cache answers as a miss: ops.cache) the
+user comes from the database, as with Django's ModelBackend, and a process keeps it for at
+most that minute.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from ops.process_memo import ProcessMemo
 USER_CACHE_SECONDS = 300
 USERS_VERSION_KEY = "auth-users:version"
 
-# The users of a process's recent requests: a few classes, 4096 at most.
-users = ProcessMemo(USERS_VERSION_KEY, max_entries=4096)
+# The users of a process's recent requests, 1024 at most (about 2.1 KB each).
+users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
 
 
 def _cache_key(user_id: Any) -> str:
@@ -80,7 +81,9 @@ class CachedUserBackend(ModelBackend):
 
 
 @receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
-def _forget_cached_user(instance: AbstractBaseUser, **kwargs: Any) -> None:
+def _forget_cached_user(instance: AbstractBaseUser, created: bool = False, **kwargs: Any) -> None:
+    if created:
+        return  # nothing was kept of a user who did not exist (ids are not reused)
     key = _cache_key(instance.pk)
     cache.delete(key)
     users.changed(before_the_bump=lambda: cache.delete(key))

@@ -462,6 +462,7 @@ def test_a_user_deactivated_in_a_transaction_leaves_the_cache_when_it_commits():
 def test_without_the_cache_the_user_comes_from_the_database(learner, monkeypatch):
     unreachable = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.2}})
     monkeypatch.setattr("lti.backends.cache", unreachable)
+    monkeypatch.setattr("ops.process_memo.cache", unreachable)  # the kept users' version too
     assert CachedUserBackend().get_user(learner.pk) == learner
     learner.first_name = "Renamed"
     learner.save()  # the invalidation fails quietly

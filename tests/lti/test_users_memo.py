@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
+from lti import backends
 from lti.backends import CachedUserBackend
 from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch
@@ -27,35 +28,86 @@ def _launched(platform, user_id: str) -> tuple[Client, str]:
     return browser, landing
 
 
-@pytest.mark.django_db
-def test_a_signed_in_page_reads_its_user_from_the_process_not_the_cache(platform, monkeypatch):
-    browser, landing = _launched(platform, "stu-kept")
-    user_reads = []
+def _count_user_reads(monkeypatch) -> list[str]:
+    """The users read from the cache from now on."""
+    reads = []
     real_get = cache.get
 
     def counted(key, *args, **kwargs):
         if key.startswith("auth-user:"):
-            user_reads.append(key)
+            reads.append(key)
         return real_get(key, *args, **kwargs)
 
     monkeypatch.setattr(cache, "get", counted)
+    return reads
+
+
+@pytest.mark.django_db
+def test_a_signed_in_page_reads_its_user_from_the_process_not_the_cache(platform, monkeypatch):
+    browser, landing = _launched(platform, "stu-kept")
+    reads = _count_user_reads(monkeypatch)
     for _ in range(3):
         assert browser.get(landing).status_code == 200
-    assert user_reads == []
+    assert reads == []
 
 
 @pytest.mark.django_db
 def test_each_request_gets_a_user_of_its_own(platform):
-    """A page may set attributes on request.user (the permissions' cache, for one): the next
-    request must not find them."""
+    """A page may set attributes on request.user (the permissions' cache, for one) or fetch
+    its related rows (kept in the model's state): the next request must find neither."""
     _launched(platform, "stu-own")
     user_id = User.objects.get(lti_user__sub="stu-own").pk
     backend = CachedUserBackend()
     first = backend.get_user(user_id)
     first.first_name = "Changed by a page"
+    first._perm_cache = {"made.up"}
+    assert first.lti_user.sub == "stu-own"  # now in the first's state
     second = backend.get_user(user_id)
     assert second is not first
     assert second.first_name != "Changed by a page"
+    assert not hasattr(second, "_perm_cache")
+    assert second._state is not first._state
+    assert "lti_user" not in second._state.fields_cache
+
+
+@pytest.mark.django_db
+def test_a_new_user_leaves_the_kept_users_kept(platform, monkeypatch):
+    """A first launch creates its user: nothing was kept of it, so no process need drop the
+    users it keeps (a class arriving at once would otherwise empty every process's memo)."""
+    browser, landing = _launched(platform, "stu-first")
+    reads = _count_user_reads(monkeypatch)
+    User.objects.create_user("arrived-later")
+    assert browser.get(landing).status_code == 200
+    assert reads == []
+
+
+@pytest.mark.django_db
+def test_the_cache_entry_is_dropped_before_the_version_moves(
+    platform, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A process that read the version moved and then the cache's old entry would keep the
+    old user under the new version, for a minute."""
+    _launched(platform, "stu-order")
+    user = User.objects.get(lti_user__sub="stu-order")
+    key = backends._cache_key(user.pk)
+    calls = []
+    real_delete, real_set = cache.delete, cache.set
+
+    def deleted(name, *args, **kwargs):
+        calls.append(("delete", name))
+        return real_delete(name, *args, **kwargs)
+
+    def stored(name, *args, **kwargs):
+        calls.append(("set", name))
+        return real_set(name, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "delete", deleted)
+    monkeypatch.setattr(cache, "set", stored)
+    with django_capture_on_commit_callbacks(execute=True):
+        user.first_name = "Renamed"
+        user.save()
+    at_commit = calls[calls.index(("delete", key)) + 1 :]  # after the delete at once
+    assert at_commit == [("delete", key), ("set", backends.USERS_VERSION_KEY)]
 
 
 @pytest.mark.django_db
