@@ -37,7 +37,7 @@ USER_CACHE_SECONDS = 300
 USERS_VERSION_KEY = "auth-users:version"
 
 # The users of a process's recent requests, 1024 at most (about 2.1 KB each).
-users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
+kept_users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
 
 
 def _cache_key(user_id: Any) -> str:
@@ -73,7 +73,7 @@ class CachedUserBackend(ModelBackend):
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
         key = _cache_key(user_id)
-        kept = users.remembered(key, lambda: _read_user(key, user_id))
+        kept = kept_users.remembered(key, lambda: _read_user(key, user_id))
         if kept is None:
             return None
         user = copy.copy(kept)  # the request's own: a page may set attributes on its user
@@ -86,4 +86,4 @@ def _forget_cached_user(instance: AbstractBaseUser, created: bool = False, **kwa
         return  # nothing was kept of a user who did not exist (ids are not reused)
     key = _cache_key(instance.pk)
     cache.delete(key)
-    users.changed(before_the_bump=lambda: cache.delete(key))
+    kept_users.changed(before_the_bump=lambda: cache.delete(key))

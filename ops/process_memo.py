@@ -48,9 +48,9 @@ class ProcessMemo:
     ) -> T:
         """The value kept under ``key``, else ``read()``'s, kept when ``keep`` says so (by
         default when it is not empty: a look-up that found nothing is not worth a place)."""
-        self._drop_if_moved()
-        found = self.entries.get(key)
         now = time.monotonic()
+        self._drop_if_moved(now)
+        found = self.entries.get(key)
         if found is not None and now < found[0]:
             return found[1]
         value = read()
@@ -89,8 +89,7 @@ class ProcessMemo:
 
         transaction.on_commit(bump)
 
-    def _drop_if_moved(self) -> None:
-        now = time.monotonic()
+    def _drop_if_moved(self, now: float) -> None:
         if now < self.check_after:
             return
         version = cache.get(self.version_key)

@@ -70,7 +70,7 @@ def test_the_memo_starts_again_past_its_size(monkeypatch):
     memo = registrations_memo.registrations
     monkeypatch.setattr(memo, "max_entries", 2)
     for number in range(5):
-        memo.remembered(("made-up", number), lambda number=number: [number])
+        registrations_memo.remembered(("made-up", number), lambda number=number: [number])
         assert len(memo.entries) <= 2
 
 
