@@ -1,20 +1,21 @@
-"""The signed-in user of every request, kept by the process and read through the cache
-instead of the database.
+"""The signed-in user of every request, kept by the process and read through the cache instead
+of the database.
 
 Every page of a launched session loads its user; for a quiz answer that lookup was as
 costly as recording the answer (decision 25), and once in the cache, its round trip was
 still a tenth of a page (decision 81). A process keeps the users it read
 (``ops.process_memo``), checked against a shared version at most once a second; behind it,
 the cache keeps them for every process. Saving or deleting a user (a launch updating the
-name, an administrator deactivating the account) drops the process's users and the cache's
-entry at once, and when the change commits the entry again and then bumps the version, so
-that a request reading the old row in between cannot keep it: the change applies at once
-in the process that made it and within a second in every other. Entries expire in any case
-(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk update
-that sends no signal can leave behind: up to the cache's five minutes and a process's minute
-after them. Without the cache (Redis down, which the cache answers as a miss: ops.cache) the
-user comes from the database, as with Django's ModelBackend, and a process keeps it for at
-most that minute.
+name, an administrator deactivating the account; not a sign-in's ``last_login``, which no
+check reads from a kept user) drops the process's users and the cache's entry at once, and
+when the change commits the entry again and then bumps the version, so that a request
+reading the old row in between cannot keep it: the change applies at once in the process
+that made it and within a second in every other. Entries expire in any case
+(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk
+update that sends no signal can leave behind: up to the cache's five minutes and a
+process's minute after them. Without the cache (Redis down, which the cache answers as a
+miss: ops.cache) the user comes from the database, as with Django's ModelBackend, and a
+process keeps it for at most that minute.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ops.process_memo import ProcessMemo
 
 USER_CACHE_SECONDS = 300
 USERS_VERSION_KEY = "auth-users:version"
+LAST_LOGIN_ONLY = frozenset({"last_login"})
 
 # The users of a process's recent requests, 1024 at most (about 2.1 KB each).
 kept_users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
@@ -81,9 +83,16 @@ class CachedUserBackend(ModelBackend):
 
 
 @receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
-def _forget_cached_user(instance: AbstractBaseUser, created: bool = False, **kwargs: Any) -> None:
+def _forget_cached_user(
+    instance: AbstractBaseUser,
+    created: bool = False,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
     if created:
         return  # nothing was kept of a user who did not exist (ids are not reused)
+    if update_fields == LAST_LOGIN_ONLY:
+        return  # a sign-in's time: no request's check reads it from a kept user
     key = _cache_key(instance.pk)
     cache.delete(key)
     kept_users.changed(before_the_bump=lambda: cache.delete(key))

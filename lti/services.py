@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -32,15 +34,20 @@ class LaunchResult:
     placement: ResourceLink | None
 
 
-def _new_lti_user(registration: Registration, sub: str) -> LtiUser:
-    """A platform user (issuer + sub) and the Django user behind it; no password."""
+def _new_lti_user(registration: Registration, sub: str, user_fields: dict[str, str]) -> LtiUser:
+    """A platform user (issuer + sub) and the Django user behind it, made with
+    ``user_fields`` in its one insert (a save after it would make every process drop the
+    users it keeps: lti.backends); no password."""
     digest = hashlib.sha256(f"{registration.pk}:{sub}".encode()).hexdigest()
-    user = get_user_model().objects.create_user(username=f"lti-{digest[:24]}")
+    user = get_user_model().objects.create_user(username=f"lti-{digest[:24]}", **user_fields)
     return LtiUser(registration=registration, sub=sub, user=user)
 
 
-def _lti_user(registration: Registration, sub: str, fields: dict[str, str]) -> tuple[LtiUser, bool]:
-    """The platform user (with its Django user), made with ``fields`` if new; whether it was.
+def _lti_user(
+    registration: Registration, sub: str, fields: dict[str, str], user_fields: dict[str, str]
+) -> tuple[LtiUser, bool]:
+    """The platform user (with its Django user), made with ``fields`` (and its user with
+    ``user_fields``) if new; whether it was.
 
     Two first launches of one user (two tabs) or a launch beside a roster sync both find
     none: the loser's insert waits for the winner's commit, fails on the unique username, and
@@ -51,7 +58,7 @@ def _lti_user(registration: Registration, sub: str, fields: dict[str, str]) -> t
         return lti_user, False
     try:
         with transaction.atomic():
-            lti_user = _new_lti_user(registration, sub)
+            lti_user = _new_lti_user(registration, sub, user_fields)
             for name, value in fields.items():
                 setattr(lti_user, name, value)
             lti_user.save()
@@ -68,31 +75,38 @@ def _text(value: object, limit: int) -> str:
     return value.strip()[:limit] if isinstance(value, str) else ""
 
 
-def _provision_user(message: LaunchMessage, known: LtiUser | None) -> User:
-    """The launch's user, made (with its platform user) unless ``known``; what the launch
-    says of them brought up to date."""
-    claims = message.claims
-    # Personal data only when the platform sends it; an absent claim changes nothing.
-    given, family = _text(claims.get("given_name"), 150), _text(claims.get("family_name"), 150)
-    name = _text(claims.get("name"), 255) or " ".join(part for part in (given, family) if part)
-    email = _text(claims.get("email"), 254)
+def _personal_fields(source: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """What a launch's claims or a roster's member entry (NRPS names them as LTI does) say of
+    a person: the Django user's fields and the platform user's. Only what the platform
+    sends; an absent value changes nothing."""
+    given, family = _text(source.get("given_name"), 150), _text(source.get("family_name"), 150)
+    name = _text(source.get("name"), 255) or " ".join(part for part in (given, family) if part)
+    email = _text(source.get("email"), 254)
     user_fields: dict[str, str] = {}
-    lti_fields: dict[str, str] = {"locale": message.locale[:35]}
+    lti_fields: dict[str, str] = {}
     if name:
         lti_fields["name"] = name
         user_fields.update(first_name=given or name[:150], last_name=family)
     if email:
         lti_fields["email"] = user_fields["email"] = email
+    return user_fields, lti_fields
+
+
+def _provision_user(message: LaunchMessage, known: LtiUser | None) -> User:
+    """The launch's user, made (with its platform user) unless ``known``; what the launch
+    says of them brought up to date."""
+    user_fields, lti_fields = _personal_fields(message.claims)
+    lti_fields["locale"] = message.locale[:35]
     if known is None:
-        lti_user, created = _lti_user(message.registration, message.sub, lti_fields)
+        lti_user, created = _lti_user(message.registration, message.sub, lti_fields, user_fields)
+        if created:
+            return lti_user.user
     else:
-        lti_user, created = known, False
-    user = lti_user.user
+        lti_user = known
     # A repeat launch usually changes nothing: write only what did (launches are hot).
-    _update_fields(user, user_fields)
-    if not created:
-        _update_fields(lti_user, lti_fields)
-    return user
+    _update_fields(lti_user.user, user_fields)
+    _update_fields(lti_user, lti_fields)
+    return lti_user.user
 
 
 def _update_fields(instance: models.Model, values: dict) -> None:
@@ -278,9 +292,8 @@ def _storable_member(member: dict) -> bool:
 
 
 def _record_member(context: Context, sub: str, member: dict) -> None:
-    name, email = _text(member.get("name"), 255), _text(member.get("email"), 254)
-    fields = {key: value for key, value in (("name", name), ("email", email)) if value}
-    lti_user, created = _lti_user(context.registration, sub, fields)
+    user_fields, fields = _personal_fields(member)
+    lti_user, created = _lti_user(context.registration, sub, fields, user_fields)
     if not created:  # a new member was stored with them, in one insert
         for key, value in fields.items():
             setattr(lti_user, key, value)

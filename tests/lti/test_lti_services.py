@@ -559,3 +559,22 @@ def test_a_member_whose_roster_entry_cannot_be_stored_keeps_what_was_stored(fake
     membership = Membership.objects.select_related("user__lti_user").get()
     assert (membership.is_active, membership.role) == (True, "staff")
     assert membership.user.lti_user.name == "Ann"
+
+
+def test_a_member_the_roster_lists_first_is_made_with_their_name(fake_lms, quiz):
+    """The roster's entry names them as a launch would (NRPS uses LTI's claims), so their
+    first launch finds their user as it would have made it, and saves nothing to it."""
+    context = graded_placement(fake_lms, quiz).context
+    fake_lms.members = [
+        {
+            "user_id": "ann",
+            "roles": ["Learner"],
+            "given_name": "Ann",
+            "family_name": "Ivanova",
+            "email": "ann@example.edu",
+        }
+    ]
+    sync_roster(context)
+    user = Membership.objects.select_related("user__lti_user").get().user
+    assert (user.first_name, user.last_name, user.email) == ("Ann", "Ivanova", "ann@example.edu")
+    assert (user.lti_user.name, user.lti_user.email) == ("Ann Ivanova", "ann@example.edu")

@@ -82,6 +82,22 @@ def test_a_new_user_leaves_the_kept_users_kept(platform, monkeypatch):
 
 
 @pytest.mark.django_db
+def test_a_first_launch_leaves_the_kept_users_kept(platform, monkeypatch):
+    """A student's first launch makes their user with the name and email the platform sent
+    and signs them in: none of it changes a user anyone could have kept, so the other
+    students' users stay kept (a class's first launches would otherwise empty every
+    process's users, twice each: the name's save and the first ``last_login``)."""
+    browser, landing = _launched(platform, "stu-kept-first")
+    reads = _count_user_reads(monkeypatch)
+    _launched(platform, "stu-arriving")
+    arrived = User.objects.get(lti_user__sub="stu-arriving")
+    assert (arrived.get_full_name(), arrived.email) == ("Ada Lovelace", "ada@example.edu")
+    assert arrived.last_login is not None
+    assert browser.get(landing).status_code == 200
+    assert backends._cache_key(User.objects.get(lti_user__sub="stu-kept-first").pk) not in reads
+
+
+@pytest.mark.django_db
 def test_the_cache_entry_is_dropped_before_the_version_moves(
     platform, monkeypatch, django_capture_on_commit_callbacks
 ):
