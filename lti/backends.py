@@ -8,14 +8,15 @@ still a tenth of a page (decision 81). A process keeps the users it read
 the cache keeps them for every process. Saving or deleting a user (a launch updating the
 name, an administrator deactivating the account; not a sign-in's ``last_login``, which no
 check reads from a kept user) drops the process's users and the cache's entry at once, and
-when the change commits the entry again and then bumps the version, so that a request
-reading the old row in between cannot keep it: the change applies at once in the process
-that made it and within a second in every other. Entries expire in any case
-(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk
-update that sends no signal can leave behind: up to the cache's five minutes and a
-process's minute after them. Without the cache (Redis down, which the cache answers as a
-miss: ops.cache) the user comes from the database, as with Django's ModelBackend, and a
-process keeps it for at most that minute.
+when the change commits the entry again and then bumps the version. The cache keeps each
+user under the version it was read under, so a request that read the old row just before
+the commit and stores it just after stores it where no one reads once they have seen the
+move: the change applies at once in the process that made it and within a second in every
+other. Entries expire in any case (``USER_CACHE_SECONDS`` in the cache, a minute in a
+process), which bounds what a bulk update that sends no signal can leave behind: up to the
+cache's five minutes and a process's minute after them. Without the cache (Redis down,
+which the cache answers as a miss: ops.cache) the user comes from the database, as with
+Django's ModelBackend, and a process keeps it for at most that minute.
 """
 
 from __future__ import annotations
@@ -42,14 +43,17 @@ LAST_LOGIN_ONLY = frozenset({"last_login"})
 kept_users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
 
 
-def _cache_key(user_id: Any) -> str:
+def _cache_key(user_id: Any, version: Any) -> str:
     # The database's name and host are part of the key: ids repeat across databases, and
-    # two deployments may share one Redis.
+    # two deployments may share one Redis. So is the users' version a process read under: a
+    # row read just before a change committed and stored just after the commit's delete
+    # lands under the version the change moved away from (decision 83).
     database = connections[DEFAULT_DB_ALIAS].settings_dict
-    return f"auth-user:{database['HOST']}:{database['NAME']}:{user_id}"
+    return f"auth-user:{database['HOST']}:{database['NAME']}:{version}:{user_id}"
 
 
-def _read_user(key: str, user_id: Any) -> AbstractBaseUser | None:
+def _read_user(user_id: Any) -> AbstractBaseUser | None:
+    key = _cache_key(user_id, kept_users.version)  # the version this process just checked
     user = cache.get(key)
     if user is None:
         user_model = get_user_model()
@@ -74,8 +78,7 @@ class CachedUserBackend(ModelBackend):
         return None
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
-        key = _cache_key(user_id)
-        kept = kept_users.remembered(key, lambda: _read_user(key, user_id))
+        kept = kept_users.remembered(user_id, lambda: _read_user(user_id))
         if kept is None:
             return None
         user = copy.copy(kept)  # the request's own: a page may set attributes on its user
@@ -93,6 +96,7 @@ def _forget_cached_user(
         return  # nothing was kept of a user who did not exist (ids are not reused)
     if update_fields == LAST_LOGIN_ONLY:
         return  # a sign-in's time: no request's check reads it from a kept user
-    key = _cache_key(instance.pk)
+    # Under the version this process's next read will check (its kept version is forgotten).
+    key = _cache_key(instance.pk, cache.get(USERS_VERSION_KEY))
     cache.delete(key)
     kept_users.changed(before_the_bump=lambda: cache.delete(key))

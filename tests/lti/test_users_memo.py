@@ -94,7 +94,8 @@ def test_a_first_launch_leaves_the_kept_users_kept(platform, monkeypatch):
     assert (arrived.get_full_name(), arrived.email) == ("Ada Lovelace", "ada@example.edu")
     assert arrived.last_login is not None
     assert browser.get(landing).status_code == 200
-    assert backends._cache_key(User.objects.get(lti_user__sub="stu-kept-first").pk) not in reads
+    kept_first = User.objects.get(lti_user__sub="stu-kept-first").pk
+    assert backends._cache_key(kept_first, cache.get(backends.USERS_VERSION_KEY)) not in reads
 
 
 @pytest.mark.django_db
@@ -105,7 +106,7 @@ def test_the_cache_entry_is_dropped_before_the_version_moves(
     old user under the new version, for a minute."""
     _launched(platform, "stu-order")
     user = User.objects.get(lti_user__sub="stu-order")
-    key = backends._cache_key(user.pk)
+    key = backends._cache_key(user.pk, cache.get(backends.USERS_VERSION_KEY))
     calls = []
     real_delete, real_set = cache.delete, cache.set
 
@@ -154,3 +155,28 @@ def test_a_user_deactivated_in_another_process_is_refused_here_within_a_second(p
     refused = browser.get(landing)
     assert refused.status_code == 403
     assert "You are not signed in" in refused.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deactivation_committed_between_a_read_and_its_fill_is_not_served(monkeypatch):
+    """Decision 25's race: a request reads the user's row just before a deactivation commits,
+    and stores it in the cache just after the commit dropped the cache's entry. What it
+    stored is the old row; once the version moved, no request may be served it (it stayed
+    in the cache for five minutes, and every process kept it again for a minute)."""
+    user = User.objects.create_user("racer")
+    real_set = cache.set
+    deactivated = []
+
+    def filled_after_the_commit(key, *args, **kwargs):
+        if key.startswith("auth-user:") and not deactivated:
+            row = User.objects.get(pk=user.pk)
+            row.is_active = False
+            row.save()  # committed now, its callbacks run: the entry deleted, the version moved
+            deactivated.append(key)
+        return real_set(key, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "set", filled_after_the_commit)
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk) is not None  # the row read before the commit
+    assert deactivated
+    assert backend.get_user(user.pk) is None
