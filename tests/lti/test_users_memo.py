@@ -5,6 +5,7 @@ still takes effect at once here and within a second in every other process."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import User
@@ -13,6 +14,7 @@ from django.test import Client
 
 from lti import backends
 from lti.backends import CachedUserBackend
+from ops.cache import RedisCache
 from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch
 from tests.workers import in_another_process
@@ -179,4 +181,23 @@ def test_a_deactivation_committed_between_a_read_and_its_fill_is_not_served(monk
     backend = CachedUserBackend()
     assert backend.get_user(user.pk) is not None  # the row read before the commit
     assert deactivated
+    assert backend.get_user(user.pk) is None
+
+
+@pytest.mark.django_db
+def test_while_the_cache_is_down_a_kept_user_is_read_again_within_a_minute(monkeypatch):
+    """With Redis unreachable no change reaches this process (its version cannot move): a
+    user deactivated elsewhere is refused once the user this process kept is a minute old."""
+    unreachable = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.2}})
+    monkeypatch.setattr("lti.backends.cache", unreachable)
+    monkeypatch.setattr("ops.process_memo.cache", unreachable)
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr("ops.process_memo.time", SimpleNamespace(monotonic=lambda: clock.now))
+    user = User.objects.create_user("offline")
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk) == user
+    User.objects.filter(pk=user.pk).update(is_active=False)  # as another process's change
+    clock.now += backends.kept_users.memo_seconds - 1
+    assert backend.get_user(user.pk) == user  # still the one kept
+    clock.now += 2
     assert backend.get_user(user.pk) is None
