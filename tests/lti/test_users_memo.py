@@ -104,8 +104,10 @@ def test_a_first_launch_leaves_the_kept_users_kept(platform, monkeypatch):
 def test_the_cache_entry_is_dropped_before_the_version_moves(
     platform, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """A process that read the version moved and then the cache's old entry would keep the
-    old user under the new version, for a minute."""
+    """At the commit the cache's entry is deleted again, then the version moves: a process
+    that has not read the moved version yet (for up to a second) reads the committed row,
+    not one stored while the change was uncommitted. (The old entry is under the old
+    version's key, which no process reads after the move: decision 83.)"""
     _launched(platform, "stu-order")
     user = User.objects.get(lti_user__sub="stu-order")
     key = backends._cache_key(user.pk, cache.get(backends.USERS_VERSION_KEY))
