@@ -44,8 +44,8 @@ kept_users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
 
 
 def _cache_key(user_id: Any, version: Any) -> str:
-    # The database's name and host are part of the key: ids repeat across databases, and
-    # two deployments may share one Redis. So is the users' version a process read under: a
+    # The database's name and host are part of the cache's key: ids repeat across databases,
+    # and two deployments may share one Redis. So is the users' version a process read under: a
     # row read just before a change committed and stored just after the commit's delete
     # lands under the version the change moved away from (decision 83).
     database = connections[DEFAULT_DB_ALIAS].settings_dict

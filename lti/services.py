@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import BaseUserManager
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 
@@ -88,7 +89,10 @@ def _personal_fields(source: Mapping[str, Any]) -> tuple[dict[str, str], dict[st
         lti_fields["name"] = name
         user_fields.update(first_name=given or name[:150], last_name=family)
     if email:
-        lti_fields["email"] = user_fields["email"] = email
+        lti_fields["email"] = email
+        # As Django's create_user writes it (the domain in lower case), so that a later
+        # launch compares like with like and saves nothing.
+        user_fields["email"] = BaseUserManager.normalize_email(email)
     return user_fields, lti_fields
 
 

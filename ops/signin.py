@@ -4,9 +4,10 @@ Most sign-ins carry no password: an LTI launch, the new-window handoff, the demo
 django-axes (which counts failed *passwords*, for the admin sign-in) has no attempts to
 clean or reset, and its access log would be a second record of every launch (the
 membership already keeps who launched); each cost three statements a launch. And Django
-saves ``last_login`` at every sign-in, which also drops the user from the cache
-(lti.backends), so the landing page read it again; for these sign-ins it is kept to the
-hour. A sign-in with a password (the admin site) keeps axes and an exact ``last_login``.
+saves ``last_login`` at every sign-in (a statement on every launch; it once dropped the
+user from the cache as well, so the landing page read it again, which decision 82 ended);
+for these sign-ins it is kept to the hour. A sign-in with a password (the admin site) keeps
+axes and an exact ``last_login``.
 """
 
 from __future__ import annotations

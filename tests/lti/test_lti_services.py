@@ -562,8 +562,9 @@ def test_a_member_whose_roster_entry_cannot_be_stored_keeps_what_was_stored(fake
 
 
 def test_a_member_the_roster_lists_first_is_made_with_their_name(fake_lms, quiz):
-    """The roster's entry names them as a launch would (NRPS uses LTI's claims), so their
-    first launch finds their user as it would have made it, and saves nothing to it."""
+    """The roster's entry names them as a launch would (NRPS uses LTI's claims), so a first
+    launch that sends what the roster listed finds their user as it would have made it, and
+    saves nothing to it."""
     context = graded_placement(fake_lms, quiz).context
     fake_lms.members = [
         {
