@@ -426,7 +426,7 @@ def main() -> None:
         if number < args.students:
             attempt(number)
         _start_if_resuming(call, csrf, launch(number), started)
-    cpu.clear(), statements.clear()
+    cpu.clear(), wall.clear(), statements.clear()
     parts.clear()
     for number in range(args.attempts):
         attempt(number % args.students)
