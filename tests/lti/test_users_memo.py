@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 
 from lti import backends
 from lti.backends import CachedUserBackend
@@ -207,3 +208,17 @@ def test_while_the_cache_is_down_a_kept_user_is_read_again_within_a_minute(monke
     assert backend.get_user(user.pk) == user  # still the one kept
     clock.now += 2
     assert backend.get_user(user.pk) is None
+
+
+@pytest.mark.django_db
+def test_a_deactivation_saved_with_the_sign_in_time_is_refused_on_the_next_request(platform):
+    """Only a save of ``last_login`` alone leaves the kept users kept (decision 82): a save
+    that carries it beside anything else drops them like any change."""
+    browser, landing = _launched(platform, "stu-both")
+    user = User.objects.get(lti_user__sub="stu-both")
+    user.is_active = False
+    user.last_login = timezone.now()
+    user.save(update_fields=["is_active", "last_login"])
+    refused = browser.get(landing)
+    assert refused.status_code == 403
+    assert "You are not signed in" in refused.content.decode()
