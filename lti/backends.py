@@ -4,19 +4,19 @@ of the database.
 Every page of a launched session loads its user; for a quiz answer that lookup was as
 costly as recording the answer (decision 25), and once in the cache, its round trip was
 still a tenth of a page (decision 81). A process keeps the users it read
-(``ops.process_memo``), checked against a shared version at most once a second; behind it,
-the cache keeps them for every process. Saving or deleting a user (a launch updating the
-name, an administrator deactivating the account; not a sign-in's ``last_login``, which no
-check reads from a kept user) drops the process's users and the cache's entry at once, and
-when the change commits the entry again and then bumps the version. The cache keeps each
-user under the version it was read under, so a request that read the old row just before
-the commit and stores it just after stores it where no one reads once they have seen the
-move: the change applies at once in the process that made it and within a second in every
-other. Entries expire in any case (``USER_CACHE_SECONDS`` in the cache, a minute in a
-process), which bounds what a bulk update that sends no signal can leave behind: up to the
-cache's five minutes and a process's minute after them. Without the cache (Redis down,
-which the cache answers as a miss: ops.cache) the user comes from the database, as with
-Django's ModelBackend, and a process keeps it for at most that minute.
+(``ops.process_memo``), checked against a version in the database at most once a second;
+behind it, the cache keeps them for every process, each under the version it was read under
+(decision 83). Saving or deleting a user (a launch updating the name, an administrator
+deactivating the account; not a sign-in's ``last_login``, which no check reads from a kept
+user) drops the process's users at once and moves the version when the change commits, so
+the change applies at once in the process that made it and within a second in every other,
+whichever of them can reach Redis (decision 84): no process reads a user under a version
+older than its last check, so a row read before the commit and stored in the cache after it
+is read by no one once they have seen the move. Entries expire in any case
+(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk
+update that sends no signal can leave behind: up to the cache's five minutes and a process's
+minute after them. Without the cache (Redis down, which the cache answers as a miss:
+ops.cache) the user comes from the database, as with Django's ModelBackend.
 """
 
 from __future__ import annotations
@@ -36,18 +36,19 @@ from django.dispatch import receiver
 from ops.process_memo import ProcessMemo
 
 USER_CACHE_SECONDS = 300
-USERS_VERSION_KEY = "auth-users:version"
+USERS_VERSION = "auth-users"  # its name among the shared versions (ops.process_memo)
 LAST_LOGIN_ONLY = frozenset({"last_login"})
 
 # The users of a process's recent requests, 1024 at most (about 2.1 KB each).
-kept_users = ProcessMemo(USERS_VERSION_KEY, max_entries=1024)
+kept_users = ProcessMemo(USERS_VERSION, max_entries=1024)
 
 
 def _cache_key(user_id: Any, version: Any) -> str:
     # The database's name and host are part of the cache's key: ids repeat across databases,
     # and two deployments may share one Redis. So is the users' version a process read under: a
-    # row read just before a change committed and stored just after the commit's delete
-    # lands under the version the change moved away from (decision 83).
+    # row read just before a change committed and stored just after it lands under the
+    # version the change moved away from (decision 83), and a row read inside the changing
+    # transaction under a version no other process reads (decision 84).
     database = connections[DEFAULT_DB_ALIAS].settings_dict
     return f"auth-user:{database['HOST']}:{database['NAME']}:{version}:{user_id}"
 
@@ -86,8 +87,7 @@ class CachedUserBackend(ModelBackend):
 
 
 @receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
-def _forget_cached_user(
-    instance: AbstractBaseUser,
+def _users_changed(
     created: bool = False,
     update_fields: frozenset[str] | None = None,
     **kwargs: Any,
@@ -96,7 +96,4 @@ def _forget_cached_user(
         return  # nothing was kept of a user who did not exist (ids are not reused)
     if update_fields == LAST_LOGIN_ONLY:
         return  # a sign-in's time: no request's check reads it from a kept user
-    # Under the version this process's next read will check (its kept version is forgotten).
-    key = _cache_key(instance.pk, cache.get(USERS_VERSION_KEY))
-    cache.delete(key)
-    kept_users.changed(before_the_bump=lambda: cache.delete(key))
+    kept_users.changed()

@@ -4,9 +4,9 @@ the tool, and the rows a login and a launch look their registration up by.
 Every request once read these from the database: a launch and its login each waited on a
 statement for rows that change when an administrator registers a platform or turns one off
 (docs/benchmarks.md). They are kept in an ``ops.process_memo.ProcessMemo``, whose shared
-version any process bumps when it saves or deletes a registration or a deployment, once the
+version any process moves when it saves or deletes a registration or a deployment, once the
 change is committed: a change applies at once in the process that made it and within a
-second of its commit in every other (decision 65).
+second of its commit in every other (decisions 65 and 84).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from ops.process_memo import ProcessMemo
 
 from .models import Deployment, Registration
 
-REGISTRATIONS_VERSION_KEY = "lti:registrations:version"
+REGISTRATIONS_VERSION = "lti-registrations"  # its name among the shared versions
 
 # The keys come from requests (an issuer, a client id): 256 at most.
-registrations = ProcessMemo(REGISTRATIONS_VERSION_KEY, max_entries=256)
+registrations = ProcessMemo(REGISTRATIONS_VERSION, max_entries=256)
 remembered = registrations.remembered
 last_known = registrations.last_known
 forget = registrations.forget

@@ -1,15 +1,21 @@
 """What a process keeps between requests of rows that every request reads and that seldom
-change, checked against a version in the shared cache.
+change, checked against a version kept in the database.
 
-Any process that changes such rows (the admin's, a management command, a launch) bumps the
-version once its change is committed, and forgets its own entries at once; every process
-reads the version at most once every ``VERSION_CHECK_SECONDS`` rather than on every request
-(a cache read is as costly as the rest of a page's cache work) and drops everything when it
-moved. So a change applies at once in the process that made it and within a second of its
-commit in every other. ``memo_seconds`` bounds how stale an entry can be while the cache is
-unreachable, after a change no signal saw (an ``update()`` on a queryset, SQL by hand), or in
-the process whose change was rolled back. Decisions 65 (the registrations) and 81 (the
-signed-in users).
+Any process that changes such rows (the admin's, a management command, a launch) writes a
+new version once its change is committed, and forgets its own entries at once; every process
+reads the versions at most once every ``VERSION_CHECK_SECONDS`` rather than on every request
+(one statement for every memo) and drops a memo's entries when its version moved. So a change
+applies at once in the process that made it and within a second of its commit in every other.
+
+The versions live in the database, not in the shared cache, so that no process can miss a
+change it can commit: a process that could not reach Redis used to skip its bump, and every
+other process served the old rows (decision 84). Until its change commits, the changing
+process keeps what it reads under a version of its own that no other process reads, so rows
+of a transaction that rolls back are never shared; once it is out of the transaction it
+reads the committed version again within a second. ``memo_seconds`` bounds how stale an
+entry can be after a change no signal saw (an ``update()`` on a queryset, SQL by hand) or
+while the database is unreachable. Decisions 65 (the registrations), 81 (the signed-in
+users) and 84.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
-from django.core.cache import cache
-from django.db import transaction
+from django.db import DatabaseError, transaction
+
+from .models import SharedVersion
 
 VERSION_CHECK_SECONDS = 1.0
 
@@ -28,19 +35,20 @@ T = TypeVar("T")
 
 
 class ProcessMemo:
-    """One kind of rows kept per process under the shared version at ``version_key``. Past
-    ``max_entries`` it starts again: where keys come from requests, a client sending made-up
-    ones must not make a process grow."""
+    """One kind of rows kept per process under the shared version named ``version_name``.
+    Past ``max_entries`` it starts again: where keys come from requests, a client sending
+    made-up ones must not make a process grow."""
 
-    instances: ClassVar[list[ProcessMemo]] = []
+    instances: ClassVar[list[ProcessMemo]] = []  # every memo, checked together
 
-    def __init__(self, version_key: str, *, max_entries: int, memo_seconds: float = 60) -> None:
-        self.version_key = version_key
+    def __init__(self, version_name: str, *, max_entries: int, memo_seconds: float = 60) -> None:
+        self.version_name = version_name
         self.max_entries = max_entries
         self.memo_seconds = memo_seconds
         self.entries: dict[Hashable, tuple[float, Any]] = {}  # key: (expires, value)
-        self.version: Any = None  # the shared version the entries were read under
-        self.check_after = 0.0  # when to read the version again
+        self.version: str | None = None  # the version the entries were read under
+        self.check_after = 0.0  # when to read the versions again
+        self.changing = False  # a change of this process's is not committed yet
         ProcessMemo.instances.append(self)
 
     def remembered(
@@ -49,12 +57,14 @@ class ProcessMemo:
         """The value kept under ``key``, else ``read()``'s, kept when ``keep`` says so (by
         default when it is not empty: a look-up that found nothing is not worth a place)."""
         now = time.monotonic()
-        self._drop_if_moved(now)
+        if now >= self.check_after:
+            _check_versions(now)
         found = self.entries.get(key)
         if found is not None and now < found[0]:
             return found[1]
+        read_under = self.version
         value = read()
-        if keep(value):
+        if keep(value) and self.version == read_under:  # else a change came during the read
             if len(self.entries) >= self.max_entries:
                 self.entries.clear()
             self.entries[key] = (now + self.memo_seconds, value)
@@ -71,34 +81,63 @@ class ProcessMemo:
         self.entries.clear()
         self.version = None
         self.check_after = 0.0
+        self.changing = False
 
-    def changed(self, before_the_bump: Callable[[], None] | None = None) -> None:
-        """The rows changed in this process's transaction: forgotten here at once (it reads
-        its own transaction's rows), and in the other processes once the change is committed.
-        A version bumped before the commit could let one of them read the old rows again
-        under the new version, and keep them. ``before_the_bump`` runs at the commit first
-        (another cache the rows are read through, dropped before any process may read them
-        again under the new version)."""
-        self.forget()
+    def changed(self) -> None:
+        """The rows changed in this process's transaction. Until it commits, this process
+        keeps what it reads under a version of its own, which no other process reads: it
+        reads its transaction's rows, which are not to be shared in case they roll back. At
+        the commit a new version is written for every process to read. Written before the
+        commit, it would let another process read the old rows under the new version, and
+        keep them."""
+        self.changing = True
+        self._start_again(secrets.token_hex(8))
+        transaction.on_commit(self._publish)
 
-        def bump() -> None:
-            if before_the_bump is not None:
-                before_the_bump()
-            self.forget()
-            cache.set(self.version_key, secrets.token_hex(8), None)
+    def _publish(self) -> None:
+        version = secrets.token_hex(8)  # never an earlier one, which a process may hold
+        SharedVersion.objects.bulk_create(
+            [SharedVersion(name=self.version_name, value=version)],
+            update_conflicts=True,
+            unique_fields=["name"],
+            update_fields=["value"],
+        )
+        self.changing = False
+        self._start_again(version)
 
-        transaction.on_commit(bump)
+    def _start_again(self, version: str) -> None:
+        self.entries.clear()
+        self.version = version
+        self.check_after = time.monotonic() + VERSION_CHECK_SECONDS
 
-    def _drop_if_moved(self, now: float) -> None:
-        if now < self.check_after:
-            return
-        version = cache.get(self.version_key)
+    def _settle(self, version: str | None, now: float, in_transaction: bool) -> None:
+        self.check_after = now + VERSION_CHECK_SECONDS
+        if self.changing:
+            if in_transaction:
+                return  # perhaps the changing one: its rows stay this process's own
+            self.changing = False  # it rolled back (a commit would have published)
         if version != self.version:
             self.entries.clear()
             self.version = version
-        self.check_after = now + VERSION_CHECK_SECONDS
 
     @classmethod
     def forget_all(cls) -> None:
         for memo in cls.instances:
             memo.forget()
+
+
+def _check_versions(now: float) -> None:
+    """Reads every memo's version in one statement. While the database is down nothing can be
+    committed, so nothing can have moved: outside a transaction the memos keep what they
+    hold (a page may still answer from them) and look again in a second."""
+    in_transaction = transaction.get_connection().in_atomic_block
+    try:
+        versions = dict(SharedVersion.objects.values_list("name", "value"))
+    except DatabaseError:
+        if in_transaction:
+            raise  # the transaction is lost: no page answers from it
+        for memo in ProcessMemo.instances:
+            memo.check_after = now + VERSION_CHECK_SECONDS
+        return
+    for memo in ProcessMemo.instances:
+        memo._settle(versions.get(memo.version_name), now, in_transaction)

@@ -20,6 +20,17 @@ def test_database_url() -> str:
     return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
+def committed_version(name: str) -> str | None:
+    """The shared version ``name`` as another process reads it: only what is committed
+    (ops.process_memo)."""
+    import psycopg
+
+    with psycopg.connect(test_database_url()) as other:
+        found = other.execute("SELECT value FROM ops_sharedversion WHERE name = %s", [name])
+        row = found.fetchone()
+    return row[0] if row else None
+
+
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
     return {
         **os.environ,
@@ -29,13 +40,13 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
     }
 
 
-def in_another_process(code: str) -> None:
+def in_another_process(code: str, env: dict[str, str] | None = None) -> None:
     """Runs ``code`` in ``manage.py shell`` in a process of its own (an admin's change, a
-    command), against the test database."""
+    command), against the test database, with ``env`` on top of this process's."""
     subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=settings.BASE_DIR,
-        env=_env(None),
+        env=_env(env),
         check=True,
         timeout=120,
     )

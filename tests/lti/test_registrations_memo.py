@@ -16,7 +16,7 @@ from lti.claims import DEPLOYMENT_ID
 from lti.models import Deployment
 from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch, standard_claims, start_login
-from tests.workers import in_another_process
+from tests.workers import committed_version, in_another_process
 
 
 def _registration_reads(queries: CaptureQueriesContext) -> list[str]:
@@ -66,6 +66,7 @@ def test_a_made_up_deployment_is_refused_and_takes_no_place(platform):
     assert len(registrations_memo.registrations.entries) == kept
 
 
+@pytest.mark.django_db
 def test_the_memo_starts_again_past_its_size(monkeypatch):
     memo = registrations_memo.registrations
     monkeypatch.setattr(memo, "max_entries", 2)
@@ -76,17 +77,23 @@ def test_the_memo_starts_again_past_its_size(monkeypatch):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "their_env",
+    [{}, {"REDIS_URL": "redis://127.0.0.1:1/0"}],
+    ids=["with Redis", "without Redis"],
+)
 def test_a_deployment_turned_off_in_another_process_refuses_launches_here_within_a_second(
-    platform,
+    platform, their_env
 ):
-    """The process that turns a deployment off (the admin's, a command) bumps the shared
+    """The process that turns a deployment off (the admin's, a command) moves the shared
     version; this one, which keeps the registration's rows, reads it again within a second
-    and refuses the next launch."""
+    and refuses the next launch, even when the other process could not reach Redis."""
     assert launch(Client(), platform, user_id="stu-far").status_code == 302
     turned_off_from = time.monotonic()
     in_another_process(
         "from lti.models import Deployment; d = Deployment.objects.get(); "
-        "d.is_active = False; d.save()"
+        "d.is_active = False; d.save()",
+        env=their_env,
     )
     time.sleep(max(0.0, turned_off_from + VERSION_CHECK_SECONDS - time.monotonic()))
     refused = launch(Client(), platform, user_id="stu-far")
@@ -97,16 +104,15 @@ def test_a_deployment_turned_off_in_another_process_refuses_launches_here_within
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("platform")
 def test_the_shared_version_moves_once_the_change_is_committed():
-    """Bumped before the commit, the version would let another process read the old rows
+    """Moved before the commit, the version would let another process read the old rows
     again under the new version and keep them for a minute."""
-    from django.core.cache import cache
     from django.db import transaction
 
-    key = registrations_memo.REGISTRATIONS_VERSION_KEY
-    before = cache.get(key)
+    name = registrations_memo.REGISTRATIONS_VERSION
+    before = committed_version(name)
     with transaction.atomic():
         deployment = Deployment.objects.get()
         deployment.is_active = False
         deployment.save()
-        assert cache.get(key) == before  # another process would still read the old rows
-    assert cache.get(key) != before
+        assert committed_version(name) == before  # another process still reads the old rows
+    assert committed_version(name) not in (before, None)

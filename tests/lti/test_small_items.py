@@ -105,26 +105,19 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_seco
 
 
 @pytest.mark.django_db
-def test_the_registrations_version_is_read_at_most_once_a_second(client, monkeypatch):
-    """Pages do not each read the shared version of the registrations (a cache round trip
-    per response): a process reads it again only after VERSION_CHECK_SECONDS."""
-    from django.core.cache import cache
+def test_the_shared_versions_are_read_at_most_once_a_second(client):
+    """Pages do not each read the shared versions of the registrations and the users (a
+    statement per response): a process reads them, in one statement, again only after
+    VERSION_CHECK_SECONDS."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
     from lti import registrations_memo
 
-    registrations_memo.forget()
-    reads = []
-    real_get = cache.get
-
-    def counted(key, *args, **kwargs):
-        if key == registrations_memo.REGISTRATIONS_VERSION_KEY:
-            reads.append(time.monotonic())
-        return real_get(key, *args, **kwargs)
-
-    monkeypatch.setattr(cache, "get", counted)
-    for _ in range(5):
+    with CaptureQueriesContext(connection) as queries:
+        for _ in range(5):
+            client.get("/")
+        registrations_memo.registrations.check_after = time.monotonic()  # the second has passed
         client.get("/")
-    assert len(reads) == 1
-    registrations_memo.registrations.check_after = time.monotonic()  # the second has passed
-    client.get("/")
+    reads = [query for query in queries.captured_queries if "ops_sharedversion" in query["sql"]]
     assert len(reads) == 2
