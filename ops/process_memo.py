@@ -2,24 +2,26 @@
 change, checked against a version kept in the database.
 
 Any process that changes such rows (the admin's, a management command, a launch) writes a
-new version once its change is committed, and forgets its own entries at once; every process
-reads the versions at most once every ``VERSION_CHECK_SECONDS`` rather than on every request
-(one statement for every memo) and drops a memo's entries when its version moved. So a change
-applies at once in the process that made it and within a second of its commit in every other.
+new version in the transaction of its change, and forgets its own entries at once; every
+process reads the versions at most once every ``VERSION_CHECK_SECONDS`` rather than on every
+request (one statement for every memo) and drops a memo's entries when its version moved. So
+a change applies at once in the process that made it and within a second of its commit in
+every other.
 
-The versions live in the database, not in the shared cache, so that no process can miss a
-change it can commit: a process that could not reach Redis used to skip its bump, and every
-other process served the old rows (decision 84). Until its change commits, the changing
-process keeps what it reads under a version of its own that no other process reads, so rows
-of a transaction that rolls back are never shared; once it is out of the transaction it
-reads the committed version again within a second. ``memo_seconds`` bounds how stale an
-entry can be after a change no signal saw (an ``update()`` on a queryset, SQL by hand) or
-while the database is unreachable. Decisions 65 (the registrations), 81 (the signed-in
-users) and 84.
+The versions live in the database, beside the rows they version, so that no process can
+commit a change without moving its version: a process that could not reach Redis used to
+skip its bump, and every other process served the old rows (decision 84). The move commits
+with the change or rolls back with it: until the commit the changing process keeps what it
+reads under a version no process reads, so rows of a transaction that rolls back are never
+shared, and its next check (within a second) drops them; at the commit it takes the new
+version. ``memo_seconds`` bounds how stale an entry can be after a change no signal saw (an
+``update()`` on a queryset, SQL by hand) or while the database is unreachable. Decisions 65
+(the registrations), 81 (the signed-in users) and 84.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable, Hashable
@@ -28,6 +30,8 @@ from typing import Any, ClassVar, TypeVar
 from django.db import DatabaseError, transaction
 
 from .models import SharedVersion
+
+logger = logging.getLogger(__name__)
 
 VERSION_CHECK_SECONDS = 1.0
 
@@ -48,7 +52,6 @@ class ProcessMemo:
         self.entries: dict[Hashable, tuple[float, Any]] = {}  # key: (expires, value)
         self.version: str | None = None  # the version the entries were read under
         self.check_after = 0.0  # when to read the versions again
-        self.changing = False  # a change of this process's is not committed yet
         ProcessMemo.instances.append(self)
 
     def remembered(
@@ -81,20 +84,15 @@ class ProcessMemo:
         self.entries.clear()
         self.version = None
         self.check_after = 0.0
-        self.changing = False
 
     def changed(self) -> None:
-        """The rows changed in this process's transaction. Until it commits, this process
-        keeps what it reads under a version of its own, which no other process reads: it
-        reads its transaction's rows, which are not to be shared in case they roll back. At
-        the commit a new version is written for every process to read. Written before the
-        commit, it would let another process read the old rows under the new version, and
-        keep them."""
-        self.changing = True
-        self._start_again(secrets.token_hex(8))
-        transaction.on_commit(self._publish)
-
-    def _publish(self) -> None:
+        """The rows changed in this process's transaction. A new version is written in that
+        transaction, so it moves for every process at the commit, with the change, or never
+        if the change rolls back. Until the commit this process keeps what it reads under a
+        version written nowhere: it reads its transaction's rows, which no other process may
+        be given, and the old rows another request of it may read meanwhile must not be
+        kept under the new version. At the commit it takes the new version; after a rollback
+        its next check (within a second) takes the old one again."""
         version = secrets.token_hex(8)  # never an earlier one, which a process may hold
         SharedVersion.objects.bulk_create(
             [SharedVersion(name=self.version_name, value=version)],
@@ -102,23 +100,19 @@ class ProcessMemo:
             unique_fields=["name"],
             update_fields=["value"],
         )
-        self.changing = False
-        self._start_again(version)
+        self._start_again(secrets.token_hex(8))
+        transaction.on_commit(lambda: self._start_again(version))
 
     def _start_again(self, version: str) -> None:
         self.entries.clear()
         self.version = version
         self.check_after = time.monotonic() + VERSION_CHECK_SECONDS
 
-    def _settle(self, version: str | None, now: float, in_transaction: bool) -> None:
-        self.check_after = now + VERSION_CHECK_SECONDS
-        if self.changing:
-            if in_transaction:
-                return  # perhaps the changing one: its rows stay this process's own
-            self.changing = False  # it rolled back (a commit would have published)
+    def _settle(self, version: str | None, now: float) -> None:
         if version != self.version:
             self.entries.clear()
             self.version = version
+        self.check_after = now + VERSION_CHECK_SECONDS
 
     @classmethod
     def forget_all(cls) -> None:
@@ -127,17 +121,19 @@ class ProcessMemo:
 
 
 def _check_versions(now: float) -> None:
-    """Reads every memo's version in one statement. While the database is down nothing can be
-    committed, so nothing can have moved: outside a transaction the memos keep what they
-    hold (a page may still answer from them) and look again in a second."""
-    in_transaction = transaction.get_connection().in_atomic_block
+    """Reads every memo's version in one statement. While the database is down no change can
+    commit: outside a transaction the memos keep what they hold (a page may still answer from
+    them) and look again in a second."""
     try:
         versions = dict(SharedVersion.objects.values_list("name", "value"))
-    except DatabaseError:
-        if in_transaction:
+    except DatabaseError as error:
+        if transaction.get_connection().in_atomic_block:
             raise  # the transaction is lost: no page answers from it
+        logger.warning(
+            "shared versions unreadable (%s); kept rows checked again in a second", error
+        )
         for memo in ProcessMemo.instances:
             memo.check_after = now + VERSION_CHECK_SECONDS
         return
     for memo in ProcessMemo.instances:
-        memo._settle(versions.get(memo.version_name), now, in_transaction)
+        memo._settle(versions.get(memo.version_name), now)

@@ -26,6 +26,7 @@ from tests.analytics.test_analytics_statistics import compute
 from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.quiz_helpers import launched_client
+from tests.statements import page_statements
 
 # (correct answers on the first attempt, on a second attempt or None)
 CLASS = [(8, None), (7, 3), (6, None), (5, 8), (5, None), (4, None), (3, 6), (2, None), (0, 1)]
@@ -159,10 +160,10 @@ def test_dashboard_query_count_does_not_grow_with_the_class(dashboard_class):
         finish_attempt(user, placement, correct=number % 9)
     with CaptureQueriesContext(connection) as large:
         assert client.get(url).status_code == 200
-    assert len(large) == len(small)
+    assert len(page_statements(large)) == len(page_statements(small))
     with CaptureQueriesContext(connection) as filtered:
         assert client.get(url + "?attempts=highest&finished_from=2020-01-01").status_code == 200
-    assert len(filtered) == len(small)
+    assert len(page_statements(filtered)) == len(page_statements(small))
 
 
 def test_dashboard_page_and_its_csv_exports(dashboard_class):

@@ -21,13 +21,8 @@ from assessments.models import Attempt, AttemptState, Question
 from lti.backends import CachedUserBackend
 from ops.cache import RedisCache
 from tests.quiz_helpers import answer_all, current_form, launched_client, start, started_attempt
+from tests.statements import page_statements
 from tests.threads import hold_uncommitted
-
-
-def page_statements(queries: CaptureQueriesContext) -> list[str]:
-    """The statements a request sent for itself: not the shared versions' read, which a
-    process sends once a second, on whichever request comes then (ops.process_memo)."""
-    return [q["sql"] for q in queries.captured_queries if '"ops_sharedversion"' not in q["sql"]]
 
 
 @pytest.mark.django_db
@@ -470,7 +465,7 @@ def test_without_the_cache_the_user_comes_from_the_database(learner, monkeypatch
     monkeypatch.setattr("lti.backends.cache", unreachable)
     assert CachedUserBackend().get_user(learner.pk) == learner
     learner.first_name = "Renamed"
-    learner.save()  # the version moves in the database
+    learner.save()  # this process's users forgotten at once
     assert CachedUserBackend().get_user(learner.pk).first_name == "Renamed"
 
 

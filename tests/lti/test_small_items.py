@@ -105,19 +105,22 @@ def test_a_registration_made_in_another_process_may_frame_the_tool_within_a_seco
 
 
 @pytest.mark.django_db
-def test_the_shared_versions_are_read_at_most_once_a_second(client):
+def test_the_shared_versions_are_read_at_most_once_a_second(client, monkeypatch):
     """Pages do not each read the shared versions of the registrations and the users (a
     statement per response): a process reads them, in one statement, again only after
     VERSION_CHECK_SECONDS."""
+    from types import SimpleNamespace
+
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from lti import registrations_memo
-
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr("ops.process_memo.time", SimpleNamespace(monotonic=lambda: clock.now))
     with CaptureQueriesContext(connection) as queries:
         for _ in range(5):
             client.get("/")
-        registrations_memo.registrations.check_after = time.monotonic()  # the second has passed
+            clock.now += VERSION_CHECK_SECONDS / 10
+        clock.now += VERSION_CHECK_SECONDS / 2  # the second has passed
         client.get("/")
     reads = [query for query in queries.captured_queries if "ops_sharedversion" in query["sql"]]
     assert len(reads) == 2

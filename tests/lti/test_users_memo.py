@@ -182,6 +182,24 @@ def test_a_rename_rolled_back_is_served_by_no_process():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_rename_rolled_back_to_a_savepoint_is_dropped_within_the_transaction():
+    """A change undone by its savepoint while the outer transaction goes on (a task, an
+    atomic view): the process that read the undone row drops it within a second, without
+    waiting for the outer transaction to end."""
+    user = User.objects.create_user("nested", first_name="Ada")
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk).first_name == "Ada"
+    with transaction.atomic():
+        with transaction.atomic():
+            user.first_name = "Undone"
+            user.save()
+            assert backend.get_user(user.pk).first_name == "Undone"
+            transaction.set_rollback(True)
+        time.sleep(VERSION_CHECK_SECONDS)
+        assert backend.get_user(user.pk).first_name == "Ada"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_deactivation_committed_between_a_read_and_its_fill_is_not_served(monkeypatch):
     """Decision 25's race: a request reads the user's row just before a deactivation commits,
     and stores it in the cache just after the commit dropped the cache's entry. What it
