@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -197,6 +197,26 @@ def test_a_rename_rolled_back_to_a_savepoint_is_dropped_within_the_transaction()
             transaction.set_rollback(True)
         time.sleep(VERSION_CHECK_SECONDS)
         assert backend.get_user(user.pk).first_name == "Ada"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_the_database_is_down_the_kept_user_still_answers():
+    """No change can commit while the database is down, so a check that cannot read the
+    versions keeps what the process holds, and tries again a second later rather than on
+    every request."""
+    user = User.objects.create_user("outage", first_name="Ada")
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk).first_name == "Ada"
+    real_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = "9"  # nothing listens there: the database is "down"
+    try:
+        backends.kept_users.check_after = 0.0  # the second has passed
+        assert backend.get_user(user.pk).first_name == "Ada"
+        assert backends.kept_users.check_after > time.monotonic()
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = real_port
 
 
 @pytest.mark.django_db(transaction=True)
