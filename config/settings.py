@@ -165,6 +165,12 @@ elif (
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with a health check that asks the socket first (decision 62).
     DATABASES["default"]["ENGINE"] = "ops.postgresql"
+    # A database that drops packets rather than refusing them would hold a request for the
+    # system's TCP timeout (minutes): the memos' once-a-second check (decision 84) and every
+    # page give up after this many seconds instead. A URL's own ?connect_timeout= stays.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "5"))
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

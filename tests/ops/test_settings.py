@@ -72,6 +72,8 @@ SHOW_DATABASE_OPTIONS = (
 )
 GENERIC_PLANS = "-c plan_cache_mode=force_generic_plan"
 PREPARED = {"prepare_threshold": 0, "server_side_binding": True, "options": GENERIC_PLANS}
+# A database that drops packets fails a connection in seconds, not the system's minutes.
+GIVE_UP = {"connect_timeout": 5}
 
 
 @pytest.mark.worker
@@ -79,14 +81,20 @@ PREPARED = {"prepare_threshold": 0, "server_side_binding": True, "options": GENE
     ("url", "prepared", "expected"),
     [
         # The URL's own options (TLS to a managed database) stay, whatever is added.
-        ("postgres://u@db:5432/gcquiz?sslmode=require", "1", {"sslmode": "require", **PREPARED}),
-        ("postgres://u@db:5432/gcquiz?sslmode=require", "0", {"sslmode": "require"}),
+        (
+            "postgres://u@db:5432/gcquiz?sslmode=require",
+            "1",
+            {"sslmode": "require", **PREPARED, **GIVE_UP},
+        ),
+        ("postgres://u@db:5432/gcquiz?sslmode=require", "0", {"sslmode": "require", **GIVE_UP}),
         # A libpq `options` of the URL's own comes first.
         (
             "postgres://u@db:5432/gcquiz?options=-c%20statement_timeout%3D5000",
             "1",
-            {**PREPARED, "options": f"-c statement_timeout=5000 {GENERIC_PLANS}"},
+            {**PREPARED, **GIVE_UP, "options": f"-c statement_timeout=5000 {GENERIC_PLANS}"},
         ),
+        # So does the URL's own connect_timeout.
+        ("postgres://u@db:5432/gcquiz?connect_timeout=20", "0", {"connect_timeout": 20}),
         # psycopg's options only for PostgreSQL: another backend would refuse them.
         ("sqlite:///gcquiz.sqlite3", "1", {"init_command", "timeout", "transaction_mode"}),
     ],
