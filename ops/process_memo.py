@@ -100,15 +100,11 @@ class ProcessMemo:
             unique_fields=["name"],
             update_fields=["value"],
         )
-        self._start_again(secrets.token_hex(8))
-        transaction.on_commit(lambda: self._start_again(version))
-
-    def _start_again(self, version: str) -> None:
-        self.entries.clear()
-        self.version = version
-        self.check_after = time.monotonic() + VERSION_CHECK_SECONDS
+        self._settle(secrets.token_hex(8), time.monotonic())
+        transaction.on_commit(lambda: self._settle(version, time.monotonic()))
 
     def _settle(self, version: str | None, now: float) -> None:
+        # A new random version always differs from the one held, so a change drops everything.
         if version != self.version:
             self.entries.clear()
             self.version = version
