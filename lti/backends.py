@@ -8,9 +8,10 @@ still a tenth of a page (decision 81). A process keeps the users it read
 behind it, the cache keeps them for every process, each under the version it was read under
 (decision 83). Saving or deleting a user (a launch updating the name, an administrator
 deactivating the account; not a sign-in's ``last_login``, which no check reads from a kept
-user) drops the process's users at once and moves the version when the change commits, so
-the change applies at once in the process that made it and within a second in every other,
-whichever of them can reach Redis (decision 84): no process reads a user under a version
+user) moves the version with the change's commit: until then the changing transaction reads
+users from the database and keeps none (decision 85), and from the commit the change applies
+at once in the process that made it and within a second in every other, whichever of them
+can reach Redis (decision 84): no process reads a user under a version
 older than its last check, so a row read before the commit and stored in the cache after it
 is read by no one once they have seen the move. Entries expire in any case
 (``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk
@@ -30,7 +31,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import ModelSignal, post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
 from ops.process_memo import ProcessMemo
@@ -54,16 +55,23 @@ def _cache_key(user_id: Any, version: Any) -> str:
 
 
 def _read_user(user_id: Any) -> AbstractBaseUser | None:
+    if kept_users.is_changing():
+        return _user_from_database(user_id)  # this transaction's own row: shared with no one
     key = _cache_key(user_id, kept_users.version)  # the version this process just checked
     user = cache.get(key)
     if user is None:
-        user_model = get_user_model()
-        try:
-            user = user_model._default_manager.get(pk=user_id)
-        except user_model.DoesNotExist:
-            return None
-        cache.set(key, user, USER_CACHE_SECONDS)
+        user = _user_from_database(user_id)
+        if user is not None:
+            cache.set(key, user, USER_CACHE_SECONDS)
     return user
+
+
+def _user_from_database(user_id: Any) -> AbstractBaseUser | None:
+    user_model = get_user_model()
+    try:
+        return user_model._default_manager.get(pk=user_id)
+    except user_model.DoesNotExist:
+        return None
 
 
 class CachedUserBackend(ModelBackend):
@@ -86,14 +94,15 @@ class CachedUserBackend(ModelBackend):
         return user if self.user_can_authenticate(user) else None
 
 
-@receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
+@receiver([pre_save, post_save, pre_delete, post_delete], sender=settings.AUTH_USER_MODEL)
 def _users_changed(
-    created: bool = False,
+    signal: ModelSignal,
+    instance: AbstractBaseUser,
     update_fields: frozenset[str] | None = None,
     **kwargs: Any,
 ) -> None:
-    if created:
+    if kwargs.get("created", instance._state.adding):
         return  # nothing was kept of a user who did not exist (ids are not reused)
     if update_fields == LAST_LOGIN_ONLY:
         return  # a sign-in's time: no request's check reads it from a kept user
-    kept_users.changed()
+    kept_users.row_changed(signal)

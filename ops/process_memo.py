@@ -11,23 +11,28 @@ every other.
 The versions live in the database, beside the rows they version, so that no process can
 commit a change without moving its version: a process that could not reach Redis used to
 skip its bump, and every other process served the old rows (decision 84). The move commits
-with the change or rolls back with it: until the commit the changing process keeps what it
-reads under a version no process reads, so rows of a transaction that rolls back are never
-shared, and its next check (within a second) drops them; at the commit it takes the new
-version. ``memo_seconds`` bounds how stale an entry can be after a change no signal saw (an
-``update()`` on a queryset, SQL by hand) or while the database is unreachable. Decisions 65
-(the registrations), 81 (the signed-in users) and 84.
+with the change or rolls back with it. The transaction that changes the rows reads them from
+the database and keeps nothing (in this process, in the cache), whatever another thread of
+the process checks meanwhile: what it reads is its own until the commit, and gone after a
+rollback (decision 85). Inside a transaction the version's row is written before the changed
+row, so that transactions changing such rows queue on the version's row in one order rather
+than deadlock; outside one, after it, so that no process reads the new version before the
+change it announces is committed. ``memo_seconds`` bounds how stale an entry can be after a
+change no signal saw (an ``update()`` on a queryset, SQL by hand) or while the database is
+unreachable. Decisions 65 (the registrations), 81 (the signed-in users), 84 and 85.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
 from django.db import DatabaseError, transaction
+from django.db.models.signals import ModelSignal, pre_delete, pre_save
 
 from .models import SharedVersion
 
@@ -52,13 +57,17 @@ class ProcessMemo:
         self.entries: dict[Hashable, tuple[float, Any]] = {}  # key: (expires, value)
         self.version: str | None = None  # the version the entries were read under
         self.check_after = 0.0  # when to read the versions again
+        self._this_thread = threading.local()  # .changing: its transaction changed the rows
         ProcessMemo.instances.append(self)
 
     def remembered(
         self, key: Hashable, read: Callable[[], T], keep: Callable[[T], bool] = bool
     ) -> T:
         """The value kept under ``key``, else ``read()``'s, kept when ``keep`` says so (by
-        default when it is not empty: a look-up that found nothing is not worth a place)."""
+        default when it is not empty: a look-up that found nothing is not worth a place).
+        In a transaction that changed the rows, ``read()``'s, kept nowhere."""
+        if self.is_changing():
+            return read()
         now = time.monotonic()
         if now >= self.check_after:
             _check_versions(now)
@@ -84,15 +93,36 @@ class ProcessMemo:
         self.entries.clear()
         self.version = None
         self.check_after = 0.0
+        self._this_thread.changing = False
+
+    def is_changing(self) -> bool:
+        """Whether this thread's transaction changed the rows and has not ended: what it reads
+        of them is its own (its uncommitted rows), for no one else, and gone if it rolls back.
+        A readers' cache (lti.backends) must not share it either."""
+        if not getattr(self._this_thread, "changing", False):
+            return False
+        if transaction.get_connection().in_atomic_block:
+            return True
+        self._this_thread.changing = False  # it ended without its commit's callback: rolled back
+        return False
+
+    def row_changed(self, signal: ModelSignal) -> None:
+        """A receiver's call for a row's ``pre_save`` or ``pre_delete`` and its ``post_save``
+        or ``post_delete``: the version moves once per change. Inside a transaction, from
+        the first, before the row is written: two transactions changing rows then queue on
+        the version's row, where taking it after the changed row let one hold a row the
+        other needed while waiting for the version's, a deadlock. Outside a transaction
+        (a save in autocommit), from the second, once the row is committed."""
+        before_the_write = signal in (pre_save, pre_delete)
+        if before_the_write == transaction.get_connection().in_atomic_block:
+            self.changed()
 
     def changed(self) -> None:
-        """The rows changed in this process's transaction. A new version is written in that
+        """The rows changed in this thread's transaction. A new version is written in that
         transaction, so it moves for every process at the commit, with the change, or never
-        if the change rolls back. Until the commit this process keeps what it reads under a
-        version written nowhere: it reads its transaction's rows, which no other process may
-        be given, and the old rows another request of it may read meanwhile must not be
-        kept under the new version. At the commit it takes the new version; after a rollback
-        its next check (within a second) takes the old one again."""
+        if the change rolls back. Until the transaction ends, what this thread reads of the
+        rows is read from the database and kept nowhere (``is_changing``); at the commit the
+        process takes the new version and drops what it kept."""
         version = secrets.token_hex(8)  # never an earlier one, which a process may hold
         SharedVersion.objects.bulk_create(
             [SharedVersion(name=self.version_name, value=version)],
@@ -100,8 +130,12 @@ class ProcessMemo:
             unique_fields=["name"],
             update_fields=["value"],
         )
-        self._settle(secrets.token_hex(8), time.monotonic())
-        transaction.on_commit(lambda: self._settle(version, time.monotonic()))
+        self._this_thread.changing = True
+        transaction.on_commit(lambda: self._committed(version))
+
+    def _committed(self, version: str) -> None:
+        self._this_thread.changing = False
+        self._settle(version, time.monotonic())
 
     def _settle(self, version: str | None, now: float) -> None:
         # A new random version always differs from the one held, so a change drops everything.

@@ -5,7 +5,9 @@ of them can reach of Redis."""
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import nullcontext
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +15,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lti import backends
@@ -20,7 +23,7 @@ from lti.backends import CachedUserBackend
 from ops.cache import RedisCache
 from ops.process_memo import VERSION_CHECK_SECONDS
 from tests.lti_platform import launch
-from tests.workers import committed_version, in_another_process
+from tests.workers import committed_version, in_another_process, wait_until
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
 
@@ -122,6 +125,32 @@ def test_the_users_version_moves_once_the_change_is_committed():
     assert committed_version(backends.USERS_VERSION) not in (before, None)
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("in_a_transaction", [False, True], ids=["autocommit", "transaction"])
+def test_the_version_is_written_before_the_row_only_inside_a_transaction(in_a_transaction):
+    """Inside a transaction the version's row comes first, so that transactions changing
+    users queue on it (decision 85); in autocommit each statement commits at once, so it
+    comes after the user's row: written first, another process could read the new version
+    and the old row in between, and keep that row under the new version."""
+    user = User.objects.create_user("ordered")
+    maybe_atomic = transaction.atomic() if in_a_transaction else nullcontext()
+    with CaptureQueriesContext(connection) as captured, maybe_atomic:
+        user.first_name = "Ordered"
+        user.save()
+    written = [
+        table
+        for query in captured
+        if query["sql"].startswith(("INSERT", "UPDATE"))
+        for table in ("auth_user", "ops_sharedversion")
+        if f'"{table}"' in query["sql"]
+    ]
+    assert written == (
+        ["ops_sharedversion", "auth_user"]
+        if in_a_transaction
+        else ["auth_user", "ops_sharedversion"]
+    )
+
+
 @pytest.mark.django_db
 def test_a_user_deactivated_here_is_refused_on_the_next_request(platform):
     browser, landing = _launched(platform, "stu-here")
@@ -162,7 +191,7 @@ def test_a_user_deactivated_in_another_process_is_refused_here_within_a_second(p
 def test_a_rename_rolled_back_is_served_by_no_process():
     """A request that reads its own user inside the transaction that changes them reads the
     uncommitted row. If the transaction rolls back, no other process may be served that row
-    (it was stored in Redis for five minutes), and this one drops it within a second."""
+    (it was stored in Redis for five minutes), nor this one once the transaction ended."""
     user = User.objects.create_user("rolled", first_name="Ada")
     backend = CachedUserBackend()
     assert backend.get_user(user.pk).first_name == "Ada"  # kept here and in Redis
@@ -171,21 +200,105 @@ def test_a_rename_rolled_back_is_served_by_no_process():
         user.save()
         assert backend.get_user(user.pk).first_name == "Uncommitted"  # its own transaction's
         transaction.set_rollback(True)
-    rolled_back_at = time.monotonic()
     in_another_process(
         "from lti.backends import CachedUserBackend; "
         f"name = CachedUserBackend().get_user({user.pk}).first_name; "
         "assert name == 'Ada', name"
     )
-    time.sleep(max(0.0, rolled_back_at + VERSION_CHECK_SECONDS - time.monotonic()))
     assert backend.get_user(user.pk).first_name == "Ada"
 
 
+def _in_another_thread(work) -> tuple[threading.Thread, list[BaseException]]:
+    """Starts ``work`` in a thread of this process (gunicorn's threads, runserver's), on the
+    thread's own database connection; the thread, and what it raised once it ended."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as error:  # noqa: BLE001 (reported to the test)
+            raised.append(error)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, raised
+
+
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_rename_rolled_back_to_a_savepoint_is_dropped_within_the_transaction():
+def test_a_rename_rolled_back_while_another_thread_checked_is_served_by_no_process():
+    """With threads (GUNICORN_THREADS, runserver), another request of the process checks the
+    versions while one transaction changes a user: the check reads the committed version,
+    and the changing request's read of its own uncommitted row must still not be stored
+    under it, where every process would be served it for five minutes after a rollback."""
+    user = User.objects.create_user("threaded", first_name="Ada")
+    other = User.objects.create_user("elsewhere")
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk).first_name == "Ada"
+    with transaction.atomic():
+        user.first_name = "Uncommitted"
+        user.save()
+        backends.kept_users.check_after = 0.0  # the second has passed: the next request checks
+
+        thread, raised = _in_another_thread(lambda: CachedUserBackend().get_user(other.pk))
+        thread.join(30)
+        assert raised == []
+        assert backend.get_user(user.pk).first_name == "Uncommitted"  # its own transaction's
+        transaction.set_rollback(True)
+    in_another_process(
+        "from lti.backends import CachedUserBackend; "
+        f"name = CachedUserBackend().get_user({user.pk}).first_name; "
+        "assert name == 'Ada', name"
+    )
+    assert backend.get_user(user.pk).first_name == "Ada"
+
+
+def _waiting_on_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # else one per transaction
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_transactions_changing_users_wait_for_each_other_rather_than_deadlock():
+    """The users' version is a row that a transaction locks from its first change of a user
+    to its end. Taken after the user's row, it made a deadlock where PostgreSQL alone would
+    have run the two one after the other: one transaction renames Ada, then Bob; the other
+    renames Bob meanwhile, holding Bob's row while it waits for the version's."""
+    ada = User.objects.create_user("ada")
+    bob = User.objects.create_user("bob")
+
+    def rename_bob_elsewhere() -> None:
+        with transaction.atomic():
+            row = User.objects.get(pk=bob.pk)
+            row.last_name = "Elsewhere"
+            row.save(update_fields=["last_name"])
+
+    with transaction.atomic():
+        ada.first_name = "Ada"
+        ada.save()
+        thread, raised = _in_another_thread(rename_bob_elsewhere)
+        assert wait_until(_waiting_on_a_lock, timeout=10)
+        bob.first_name = "Bob"
+        bob.save(update_fields=["first_name"])
+    thread.join(30)
+    assert not thread.is_alive()
+    assert raised == []
+    bob.refresh_from_db()
+    assert (bob.first_name, bob.last_name) == ("Bob", "Elsewhere")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rename_rolled_back_to_a_savepoint_is_not_served_in_the_transaction():
     """A change undone by its savepoint while the outer transaction goes on (a task, an
-    atomic view): the process that read the undone row drops it within a second, without
-    waiting for the outer transaction to end."""
+    atomic view): the transaction that changed the user reads them from the database until
+    it ends, so the undone row is not served a moment longer."""
     user = User.objects.create_user("nested", first_name="Ada")
     backend = CachedUserBackend()
     assert backend.get_user(user.pk).first_name == "Ada"
@@ -195,7 +308,6 @@ def test_a_rename_rolled_back_to_a_savepoint_is_dropped_within_the_transaction()
             user.save()
             assert backend.get_user(user.pk).first_name == "Undone"
             transaction.set_rollback(True)
-        time.sleep(VERSION_CHECK_SECONDS)
         assert backend.get_user(user.pk).first_name == "Ada"
 
 
