@@ -603,7 +603,11 @@ class Stories:
                 "the instructor's page offers no roster refresh (NRPS not granted?): "
                 + _frame_locator_text(tool)
             ) from None
-        refresh.click()
+        # The refresh's POST answers with a redirect to this page: waited for, so that the
+        # dashboard's address below is not loaded while that navigation is still under way
+        # (the browser aborted the one or the other).
+        with _tool_frame(page, self.settings.tool_url).expect_navigation():
+            refresh.click()
         refresh.wait_for()
         # The refresh runs on the worker; the dashboard then counts every student of the
         # Moodle course who has not started (student5 never launched anything).
