@@ -155,7 +155,7 @@ def _check_versions(now: float) -> None:
     commit: outside a transaction the memos keep what they hold (a page may still answer from
     them) and look again in a second."""
     try:
-        versions = dict(SharedVersion.objects.values_list("name", "value"))
+        versions = _read_versions()
     except DatabaseError as error:
         if transaction.get_connection().in_atomic_block:
             raise  # the transaction is lost: no page answers from it
@@ -167,3 +167,17 @@ def _check_versions(now: float) -> None:
         return
     for memo in ProcessMemo.instances:
         memo._settle(versions.get(memo.version_name), now)
+
+
+def _read_versions() -> dict[str, str]:
+    """Every memo's version. A database that has none for a memo yet (new, or made again
+    under the same name, whose ids start again) gets one drawn now: entries that a cache
+    kept for another database under the same name are never read here (decision 85)."""
+    versions = dict(SharedVersion.objects.values_list("name", "value"))
+    missing = [memo.version_name for memo in ProcessMemo.instances]
+    missing = [name for name in missing if name not in versions]
+    if missing:
+        drawn = [SharedVersion(name=name, value=secrets.token_hex(8)) for name in missing]
+        SharedVersion.objects.bulk_create(drawn, ignore_conflicts=True)  # else another's
+        versions = dict(SharedVersion.objects.values_list("name", "value"))
+    return versions

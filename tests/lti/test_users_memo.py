@@ -151,6 +151,25 @@ def test_the_version_is_written_before_the_row_only_inside_a_transaction(in_a_tr
     )
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_database_made_again_under_its_name_is_not_served_the_old_ones_users():
+    """The cache outlives a database made again under the same name (the acceptance suite's,
+    each run; `make run`'s SQLite file removed), whose ids start again from 1. Under a
+    version that no database had written yet, the new database's user 1 was served the old
+    one's, whose password hash no longer matched the session: signed out at once."""
+    from ops.process_memo import ProcessMemo
+
+    old = User.objects.create_user("first-life", first_name="Old")
+    backend = CachedUserBackend()
+    assert backend.get_user(old.pk).first_name == "Old"  # kept here and in the cache
+    with connection.cursor() as cursor:  # the database made again: no signal, no version
+        cursor.execute("DELETE FROM auth_user")
+        cursor.execute("DELETE FROM ops_sharedversion")
+    User.objects.create_user("second-life", first_name="New", id=old.pk)
+    ProcessMemo.forget_all()  # a process started on the new database
+    assert backend.get_user(old.pk).first_name == "New"
+
+
 @pytest.mark.django_db
 def test_a_user_deactivated_here_is_refused_on_the_next_request(platform):
     browser, landing = _launched(platform, "stu-here")
