@@ -174,8 +174,7 @@ def _read_versions() -> dict[str, str]:
     under the same name, whose ids start again) gets one drawn now: entries that a cache
     kept for another database under the same name are never read here (decision 85)."""
     versions = dict(SharedVersion.objects.values_list("name", "value"))
-    missing = [memo.version_name for memo in ProcessMemo.instances]
-    missing = [name for name in missing if name not in versions]
+    missing = [m.version_name for m in ProcessMemo.instances if m.version_name not in versions]
     if missing:
         drawn = [SharedVersion(name=name, value=secrets.token_hex(8)) for name in missing]
         SharedVersion.objects.bulk_create(drawn, ignore_conflicts=True)  # else another's
