@@ -48,15 +48,17 @@ def _cache_key(user_id: Any, version: Any) -> str:
     # The database's name and host are part of the cache's key: ids repeat across databases,
     # and two deployments may share one Redis. So is the users' version a process read under: a
     # row read just before a change committed and stored just after it lands under the
-    # version the change moved away from (decision 83), and a row read inside the changing
-    # transaction under a version no other process reads (decision 84).
+    # version the change moved away from (decision 83). A row read inside the changing
+    # transaction, or while the process has no version, is not stored (decision 85).
     database = connections[DEFAULT_DB_ALIAS].settings_dict
     return f"auth-user:{database['HOST']}:{database['NAME']}:{version}:{user_id}"
 
 
 def _read_user(user_id: Any) -> AbstractBaseUser | None:
-    if kept_users.is_changing():
-        return _user_from_database(user_id)  # this transaction's own row: shared with no one
+    if kept_users.is_changing() or kept_users.version is None:
+        # This transaction's own row, or one that no version tells from another database's
+        # user of the same id: shared with no one.
+        return _user_from_database(user_id)
     key = _cache_key(user_id, kept_users.version)  # the version this process just checked
     user = cache.get(key)
     if user is None:
@@ -101,8 +103,14 @@ def _users_changed(
     update_fields: frozenset[str] | None = None,
     **kwargs: Any,
 ) -> None:
-    if kwargs.get("created", instance._state.adding):
-        return  # nothing was kept of a user who did not exist (ids are not reused)
+    if kwargs["created"] if signal is post_save else _inserting(signal, instance):
+        return  # nothing was kept of a user who did not exist (new ids on PostgreSQL)
     if update_fields == LAST_LOGIN_ONLY:
         return  # a sign-in's time: no request's check reads it from a kept user
     kept_users.row_changed(signal)
+
+
+def _inserting(signal: ModelSignal, instance: AbstractBaseUser) -> bool:
+    """Whether a ``pre_`` signal is a new user's insert: an instance without a primary key
+    (one built with the key of a stored user, as ``loaddata`` does, updates it)."""
+    return signal is pre_save and instance._state.adding and instance.pk is None

@@ -2,16 +2,18 @@
 change, checked against a version kept in the database.
 
 Any process that changes such rows (the admin's, a management command, a launch) writes a
-new version in the transaction of its change, and forgets its own entries at once; every
+new version with its change, and takes it at the commit, dropping what it kept; every
 process reads the versions at most once every ``VERSION_CHECK_SECONDS`` rather than on every
 request (one statement for every memo) and drops a memo's entries when its version moved. So
 a change applies at once in the process that made it and within a second of its commit in
 every other.
 
-The versions live in the database, beside the rows they version, so that no process can
-commit a change without moving its version: a process that could not reach Redis used to
-skip its bump, and every other process served the old rows (decision 84). The move commits
-with the change or rolls back with it. The transaction that changes the rows reads them from
+The versions live in the database, beside the rows they version, so that a change in a
+transaction cannot commit without moving its version: a process that could not reach Redis
+used to skip its bump, and every other process served the old rows (decision 84). Inside a
+transaction the move commits with the change or rolls back with it; a save in autocommit
+writes it in a statement of its own after the row's, which can fail after the row committed
+(the caller then gets the error). The transaction that changes the rows reads them from
 the database and keeps nothing (in this process, in the cache), whatever another thread of
 the process checks meanwhile: what it reads is its own until the commit, and gone after a
 rollback (decision 85). Inside a transaction the version's row is written before the changed
@@ -103,12 +105,16 @@ class ProcessMemo:
             return False
         if transaction.get_connection().in_atomic_block:
             return True
-        self._this_thread.changing = False  # it ended without its commit's callback: rolled back
+        # It ended without its commit's callback: rolled back, or committed with the callback
+        # lost (Django drops the later ones when one raises). Either way, check at once.
+        self._this_thread.changing = False
+        self.check_after = 0.0
         return False
 
     def row_changed(self, signal: ModelSignal) -> None:
         """A receiver's call for a row's ``pre_save`` or ``pre_delete`` and its ``post_save``
-        or ``post_delete``: the version moves once per change. Inside a transaction, from
+        or ``post_delete`` (the receiver leaves out what needs no move): the version moves
+        once per change. Inside a transaction, from
         the first, before the row is written: two transactions changing rows then queue on
         the version's row, where taking it after the changed row let one hold a row the
         other needed while waiting for the version's, a deadlock. Outside a transaction
@@ -166,16 +172,20 @@ def _check_versions(now: float) -> None:
             memo.check_after = now + VERSION_CHECK_SECONDS
         return
     for memo in ProcessMemo.instances:
-        memo._settle(versions.get(memo.version_name), now)
+        if not memo.is_changing():  # else the version read is this transaction's own
+            memo._settle(versions.get(memo.version_name), now)
 
 
 def _read_versions() -> dict[str, str]:
     """Every memo's version. A database that has none for a memo yet (new, or made again
-    under the same name, whose ids start again) gets one drawn now: entries that a cache
-    kept for another database under the same name are never read here (decision 85)."""
+    under the same name, whose ids start again) gets one drawn, so that entries a cache kept
+    for another database under the same name are never read here (decision 85). Drawn
+    outside a transaction only: an insert in a request's transaction would hold every other
+    process's check until that transaction ended. Until then the memo has no version, and
+    shares nothing through the cache."""
     versions = dict(SharedVersion.objects.values_list("name", "value"))
     missing = [m.version_name for m in ProcessMemo.instances if m.version_name not in versions]
-    if missing:
+    if missing and not transaction.get_connection().in_atomic_block:
         drawn = [SharedVersion(name=name, value=secrets.token_hex(8)) for name in missing]
         SharedVersion.objects.bulk_create(drawn, ignore_conflicts=True)  # else another's
         versions = dict(SharedVersion.objects.values_list("name", "value"))

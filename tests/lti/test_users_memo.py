@@ -170,6 +170,87 @@ def test_a_database_made_again_under_its_name_is_not_served_the_old_ones_users()
     assert backend.get_user(old.pk).first_name == "New"
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("change", ["save", "delete"])
+def test_a_change_through_an_instance_not_read_from_the_database_moves_the_version(change):
+    """``loaddata``, or code that builds ``User(pk=...)`` itself, changes a stored user
+    through an instance whose state says it is being added: that must move the version as
+    any change does, or other processes keep the old user for minutes."""
+    user = User.objects.create_user("unread", first_name="Ada")
+    before = committed_version(backends.USERS_VERSION)
+    with transaction.atomic():
+        stand_in = User(pk=user.pk, username="unread", first_name="Grace", password=user.password)
+        stand_in.save() if change == "save" else stand_in.delete()
+    assert committed_version(backends.USERS_VERSION) not in (before, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_check_inside_the_changing_transaction_keeps_the_committed_version():
+    """The changing transaction sees its own uncommitted version. A check that it runs through
+    another memo (the registrations') must not make the process take that version: another
+    thread's old row would be kept under it, in the process and in Redis, and served after
+    the commit."""
+    from lti import registrations_memo
+
+    user = User.objects.create_user("checked", first_name="Ada")
+    CachedUserBackend().get_user(user.pk)
+    committed = backends.kept_users.version
+    with transaction.atomic():
+        user.first_name = "Renamed"
+        user.save()
+        registrations_memo.registrations.check_after = 0.0  # its second has passed
+        registrations_memo.remembered(("made-up", "key"), lambda: ["made-up"])
+        assert backends.kept_users.version == committed
+    assert backends.kept_users.version not in (committed, None)  # taken at the commit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_whose_commit_callback_was_lost_applies_here_at_once():
+    """Django drops a transaction's later commit callbacks when one of them raises (a task
+    sent to a broker that is down): the change still applies in this process on its next
+    request, not a second later."""
+    user = User.objects.create_user("lost-callback", first_name="Ada")
+    backend = CachedUserBackend()
+    assert backend.get_user(user.pk).first_name == "Ada"
+
+    def broker_down() -> None:
+        raise RuntimeError("the broker is down")
+
+    def rename() -> None:
+        with transaction.atomic():
+            transaction.on_commit(broker_down)  # registered first, so it runs first
+            user.first_name = "Renamed"
+            user.save()
+
+    with pytest.raises(RuntimeError):
+        rename()
+    assert backend.get_user(user.pk).first_name == "Renamed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_version_no_user_is_shared_through_the_cache(monkeypatch):
+    """A process whose check could not read the versions (a database that failed its first
+    check) reads users from the database: stored under no version, a user could be read by a
+    database made again under the same name, whose ids start again."""
+    from django.db import DatabaseError
+
+    def unreadable() -> dict:
+        raise DatabaseError("the versions cannot be read")
+
+    monkeypatch.setattr("ops.process_memo._read_versions", unreadable)
+    stored = []
+    real_set = cache.set
+
+    def recorded(key, *args, **kwargs):
+        stored.append(key)
+        return real_set(key, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "set", recorded)
+    user = User.objects.create_user("versionless")
+    assert CachedUserBackend().get_user(user.pk) == user
+    assert [key for key in stored if key.startswith("auth-user:")] == []
+
+
 @pytest.mark.django_db
 def test_a_user_deactivated_here_is_refused_on_the_next_request(platform):
     browser, landing = _launched(platform, "stu-here")
