@@ -114,11 +114,11 @@ class ProcessMemo:
     def row_changed(self, signal: ModelSignal) -> None:
         """A receiver's call for a row's ``pre_save`` or ``pre_delete`` and its ``post_save``
         or ``post_delete`` (the receiver leaves out what needs no move): the version moves
-        once per change. Inside a transaction, from
-        the first, before the row is written: two transactions changing rows then queue on
-        the version's row, where taking it after the changed row let one hold a row the
-        other needed while waiting for the version's, a deadlock. Outside a transaction
-        (a save in autocommit), from the second, once the row is committed."""
+        once per change. Inside a transaction, from the first, before the row is written:
+        two transactions changing rows then queue on the version's row, where taking it after
+        the changed row let one hold a row the other needed while waiting for the version's,
+        a deadlock. Outside a transaction (a save in autocommit), from the second, once the
+        row is committed."""
         before_the_write = signal in (pre_save, pre_delete)
         if before_the_write == transaction.get_connection().in_atomic_block:
             self.changed()
