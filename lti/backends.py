@@ -13,11 +13,11 @@ users from the database and keeps none (decision 85), and from the commit the ch
 at once in the process that made it and within a second in every other, whichever of them
 can reach Redis (decision 84): no process reads a user under a version older than its last
 check, so a row read before the commit and stored in the cache after it is read by no one
-once they have seen the move. Entries expire in any case
-(``USER_CACHE_SECONDS`` in the cache, a minute in a process), which bounds what a bulk
-update that sends no signal can leave behind: up to the cache's five minutes and a process's
-minute after them. Without the cache (Redis down, which the cache answers as a miss:
-ops.cache) the user comes from the database, as with Django's ModelBackend.
+once they have seen the move. Entries expire in any case (``USER_CACHE_SECONDS`` in the
+cache, a minute in a process), which bounds what a bulk update that sends no signal can
+leave behind: up to the cache's five minutes and a process's minute after them. Without the
+cache (Redis down, which the cache answers as a miss: ops.cache) the user comes from the
+database, as with Django's ModelBackend.
 """
 
 from __future__ import annotations

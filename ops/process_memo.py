@@ -121,9 +121,9 @@ class ProcessMemo:
         row is committed."""
         before_the_write = signal in (pre_save, pre_delete)
         if before_the_write == transaction.get_connection().in_atomic_block:
-            self.changed()
+            self._changed()
 
-    def changed(self) -> None:
+    def _changed(self) -> None:
         """The rows changed in this thread's transaction. A new version is written in that
         transaction, so it moves for every process at the commit, with the change, or never
         if the change rolls back. Until the transaction ends, what this thread reads of the
