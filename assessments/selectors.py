@@ -413,6 +413,17 @@ class AttemptView:
             return None
         return self.attempt.finished_at - self.attempt.started_at
 
+    def finished(self, score: int, finished_at: datetime) -> AttemptView:
+        """This view as the finish that wrote ``score`` and ``finished_at`` leaves it, for
+        the results page of the answer that finished it (decision 86). The counted flags are
+        set among all of the student's attempts by the finish, so they are not known here:
+        they are left deferred, and a read of one asks the database."""
+        attempt = self.attempt
+        values = {field: getattr(attempt, field) for field in _KNOWN_AFTER_FINISH}
+        values.update(score=score, state=AttemptState.FINISHED.value, finished_at=finished_at)
+        known = Attempt.from_db(attempt._state.db, list(values), list(values.values()))
+        return AttemptView(known, self._texts, self._answers, self.course)
+
 
 # Whether a user may still reach a course: an active membership there, from an LMS still turned
 # on (as lti.access.granted_contexts decides), over the joins that follow a resource link ``p``
@@ -459,6 +470,9 @@ _IN_PROGRESS_SQL = (
     + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
 )
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
+# What a finish leaves known of its attempt (AttemptView.finished): all but the counted flags,
+# in the model's order, as Model.from_db takes them.
+_KNOWN_AFTER_FINISH = [name for name in _ATTNAMES if name not in ("is_last_finished", "is_highest")]
 
 
 # What a start needs, in one statement: the placement's course and whether the user may still

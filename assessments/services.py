@@ -195,8 +195,8 @@ def _parse_id(raw: object, message: str) -> int:
 class Answered:
     """An answer recorded: the position of its question, and whether it finished the attempt
     (the page to show next: the question's feedback, or the attempt's results). ``view`` is
-    the attempt as the answer left it, where the answer's statement read it for the feedback
-    page (decision 79); None where the page must read it."""
+    the attempt as the answer left it, where the answer's statement read it for that page
+    (decisions 79 and 86); None where the page must read it."""
 
     position: int
     finished: bool
@@ -333,7 +333,7 @@ def _record_next_answer(asked: AskedAnswer) -> Answered | None:
                 _finish_attempt(
                     attempt.pk, user=user, placement_id=attempt.placement_id, score=score, now=now
                 )
-                return Answered(position, finished=True)  # the results page reads it finished
+                return Answered(position, finished=True, view=view.finished(score, now))
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
     return Answered(position, finished=False, view=view)

@@ -161,7 +161,7 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
     # under it, or after the last the results, opening with that answer's feedback. One
     # request per answer; the page names its own address, which a reload fetches.
     if answered.finished:
-        return _summary_page(request, public_id, answered.position)
+        return _summary_page(request, public_id, answered.position, answered.view)
     return _feedback_page(request, public_id, answered.position, answered.view)
 
 
@@ -202,8 +202,15 @@ def summary(request: HttpRequest, public_id: Any) -> HttpResponse:
     return _summary_page(request, public_id, answered)
 
 
-def _summary_page(request: HttpRequest, public_id: Any, answered: int | None) -> HttpResponse:
-    view = _own_attempt(request, public_id)
+def _summary_page(
+    request: HttpRequest,
+    public_id: Any,
+    answered: int | None,
+    view: selectors.AttemptView | None = None,
+) -> HttpResponse:
+    """The results of the finished attempt, from ``view`` where the last answer's statement
+    read the attempt and its finish wrote the rest (decision 86)."""
+    view = view or _own_attempt(request, public_id)
     if not view.attempt.is_finished:
         return redirect("assessments:attempt", public_id=public_id)
     overview = selectors.placement_overview(

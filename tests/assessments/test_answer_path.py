@@ -54,6 +54,33 @@ def test_an_answer_that_does_not_finish_the_attempt_and_its_page_are_one_stateme
 
 
 @pytest.mark.django_db
+def test_the_last_answer_s_results_page_reads_no_attempt_after_the_finish(
+    learner_client, placement
+):
+    """The answer that finishes the attempt is answered by its results page, built from the
+    attempt its statement read and its finish wrote (decision 86): after the finish's
+    transaction the page reads the activity's overview and not the attempt again."""
+    attempt = start(learner_client, placement.pk)
+    address = reverse("assessments:answer", args=[attempt.public_id])
+    for _ in range(attempt.max_score - 1):
+        question, option_ids = current_form(learner_client, attempt)
+        learner_client.post(address, {"question": question.pk, "option": option_ids[0]})
+    question, option_ids = current_form(learner_client, attempt)
+    with CaptureQueriesContext(connection) as queries:
+        response = learner_client.post(address, {"question": question.pk, "option": option_ids[0]})
+    assert response.status_code == 200
+    html = response.content.decode()
+    summary = reverse("assessments:summary", args=[attempt.public_id])
+    assert f'<link rel="canonical" href="{summary}?answered=8">' in html
+    statements = page_statements(queries)
+    finish_ends = max(i for i, sql in enumerate(statements) if sql.startswith("RELEASE"))
+    after = statements[finish_ends + 1 :]
+    assert len(after) == 1
+    assert after[0].lstrip().startswith("SELECT pl.max_attempts")
+    assert not any("a.public_id = %s" in sql for sql in statements)
+
+
+@pytest.mark.django_db
 def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
     """The view the answer's statement reads for its feedback page is the view the page's
     own read gives after it, answer by answer: the attempt's every field, its course, the
@@ -86,16 +113,38 @@ def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
         in_english = selectors.own_attempt_view(learner, attempt.public_id, "en")
         assert answered.view.title == read.title != in_english.title
     last = questions[-1]
-    finished = services.submit_answer(
-        user=learner,
-        launched_courses=[placement.context_id],
-        attempt_public_id=attempt.public_id,
-        question_id=last.pk,
-        option_id=last.options.first().pk,
-        language="en",
-    )
-    assert finished == services.Answered(position=8, finished=True)
-    assert finished.view is None  # the results page reads the attempt finished
+    with translation.override("ru"):
+        finished = services.submit_answer(
+            user=learner,
+            launched_courses=[placement.context_id],
+            attempt_public_id=attempt.public_id,
+            question_id=last.pk,
+            option_id=last.options.filter(is_correct=True).first().pk,
+            language="ru",
+        )
+        assert finished == services.Answered(position=8, finished=True)
+        # The finishing answer's view is the attempt as its finish left it (decision 86).
+        read = selectors.own_attempt_view(learner, attempt.public_id, "ru")
+        overview = selectors.placement_overview(
+            user=learner, placement_id=placement.pk, language="ru", listed=0
+        )
+        made = finished.view
+        assert frames.results_page(made, overview, made.question_at(8), "token") == (
+            frames.results_page(read, overview, read.question_at(8), "token")
+        )
+    known = [f.attname for f in Attempt._meta.concrete_fields if not f.attname.startswith("is_")]
+    assert [getattr(made.attempt, name) for name in known] == [
+        getattr(read.attempt, name) for name in known
+    ]
+    assert made.attempt.state == AttemptState.FINISHED
+    assert made.attempt.score == 5
+    # The counted flags, which the finish set among the student's attempts, are read if asked.
+    assert made.attempt.get_deferred_fields() == {"is_last_finished", "is_highest"}
+    with CaptureQueriesContext(connection) as queries:
+        assert (made.attempt.is_last_finished, made.attempt.is_highest) == (True, True)
+    assert all('"is_' in query["sql"] for query in queries.captured_queries)
+    assert made.course == read.course
+    assert made._answers == read._answers
 
 
 @pytest.mark.django_db
