@@ -683,10 +683,15 @@ _GRADING_RULES_SQL = f"SELECT {_QUIZ_RULES} FROM {_QUIZ_PLACEMENT} WHERE pl.reso
 
 @dataclass(frozen=True)
 class GradingRules:
-    """What grading a student's finished attempts needs of their placement."""
+    """What grading a student's finished attempts needs of their placement: its attempt
+    policy and its quiz's current version, whose questions are the most a student scores."""
 
     policy: AttemptPolicy
-    score_maximum: Decimal
+    version_id: int
+
+    @property
+    def score_maximum(self) -> Decimal:
+        return quiz_score_maximum(self.version_id)
 
 
 def grading_rules(placement_id: int) -> GradingRules:
@@ -698,7 +703,9 @@ def grading_rules(placement_id: int) -> GradingRules:
         row = cursor.fetchone()
     if row is None:
         raise ValueError(f"the placement {placement_id} is not a quiz's")
-    return GradingRules(policy=_policy(*row[:4]), score_maximum=quiz_score_maximum(row[4]))
+    if row[4] is None:
+        raise ValueError(f"the quiz of the placement {placement_id} has no content loaded")
+    return GradingRules(policy=_policy(*row[:4]), version_id=row[4])
 
 
 def quiz_score_maximum(version_id: int) -> Decimal:
@@ -741,7 +748,6 @@ def placement_overview(
         rows = cursor.fetchall()
     if not rows:
         raise ValueError(f"the placement {placement_id} is not a quiz's")
-    policy = _policy(*rows[0][:4])
     version_id = rows[0][4]
     if version_id is None:
         raise ValueError(f"the quiz of the placement {placement_id} has no content loaded")
@@ -757,17 +763,41 @@ def placement_overview(
         for public_id, number, state, finished_at, score, max_score in (row[5:11] for row in rows)
         if public_id is not None
     ]
-    finished = [row for row in attempts if row.state == AttemptState.FINISHED]
-    layout = version_layout(version_id)
+    return overview_of(
+        GradingRules(_policy(*rows[0][:4]), version_id),
+        finished_count=rows[0][11] or 0,
+        latest_attempts=attempts,
+        grade=grade_from_row(rows[0][-len(GRADE.fields) :]),  # the last columns
+        language=language,
+        listed=listed,
+    )
+
+
+def overview_of(
+    rules: GradingRules,
+    *,
+    finished_count: int,
+    latest_attempts: list[AttemptRow],
+    grade: Grade | None,
+    language: str,
+    listed: int | None = None,
+) -> PlacementOverview:
+    """The activity's overview for one student from what was read of it: the placement's
+    rules, how many attempts they finished, their latest attempts (newest first; the one in
+    progress, if any, among them) and their grade. ``placement_overview`` reads these in one
+    statement; the answer that finishes an attempt has them from its finish (decision 87)."""
+    finished = [row for row in latest_attempts if row.state == AttemptState.FINISHED]
+    in_progress = (row for row in latest_attempts if row.state == AttemptState.IN_PROGRESS)
+    layout = version_layout(rules.version_id)
     return PlacementOverview(
         title=localized(layout.title, language),
         intro=localized(layout.intro, language),
         question_count=layout.question_count,
-        finished_count=rows[0][11] or 0,
+        finished_count=finished_count,
         listed_attempts=finished[:listed][::-1],
-        in_progress=next((row for row in attempts if row.state == AttemptState.IN_PROGRESS), None),
-        grade=grade_from_row(rows[0][-len(GRADE.fields) :]),  # the last columns
-        policy=policy,
+        in_progress=next(in_progress, None),
+        grade=grade,
+        policy=rules.policy,
     )
 
 

@@ -44,11 +44,14 @@ from .selectors import (
     ATTEMPT_COLUMNS,
     ATTEMPT_VIEW_WIDTH,
     AttemptView,
+    GradingRules,
+    PlacementOverview,
     attempt_in_progress_view,
     attempt_policy,
     attempt_view_from_rows,
     grading_rules,
     is_last_question,
+    overview_of,
     start_facts,
     version_layout,
     version_texts,
@@ -201,6 +204,8 @@ class Answered:
     position: int
     finished: bool
     view: AttemptView | None = field(default=None, compare=False)
+    # The activity's overview for the results page, where the finish read it (decision 87).
+    overview: PlacementOverview | None = field(default=None, compare=False)
 
 
 def submit_answer(
@@ -330,10 +335,20 @@ def _record_next_answer(asked: AskedAnswer) -> Answered | None:
             position, finishes, score = rows[0][ATTEMPT_VIEW_WIDTH:]
             if finishes:
                 attempt = view.attempt
-                _finish_attempt(
+                regraded = _finish_attempt(
                     attempt.pk, user=user, placement_id=attempt.placement_id, score=score, now=now
                 )
-                return Answered(position, finished=True, view=view.finished(score, now))
+                # Nothing of the student's is in progress now: one attempt at a time.
+                overview = overview_of(
+                    regraded.rules,
+                    finished_count=regraded.finished_count,
+                    latest_attempts=[],
+                    grade=regraded.grade,
+                    language=asked.language,
+                    listed=0,
+                )
+                finished = view.finished(score, now)
+                return Answered(position, finished=True, view=finished, overview=overview)
     except IntegrityError:
         return None  # answered a moment ago: the checked path says so
     return Answered(position, finished=False, view=view)
@@ -417,11 +432,12 @@ def _record_answer_checked(asked: AskedAnswer) -> Answered:
 
 def _finish_attempt(
     attempt_id: int, *, user: User, placement_id: int, score: int, now: datetime
-) -> None:
+) -> Regraded:
+    """Finish the attempt and regrade its student, inside the caller's transaction."""
     update_row(
         Attempt, attempt_id, {"score": score, "state": AttemptState.FINISHED, "finished_at": now}
     )
-    refresh_grade(user=user, placement_id=placement_id)
+    return _regraded(user, placement_id)
 
 
 # The student's attempts on the placement, locked, and the change of their counted flags.
@@ -476,6 +492,20 @@ def refresh_grade(*, user: User, placement_id: int) -> Grade | None:
     """Recompute which of the student's finished attempts on the placement count (the last,
     the highest) and their grade there. A changed grade is queued for the LMS gradebook in
     the same transaction."""
+    return _regraded(user, placement_id).grade
+
+
+@dataclass(frozen=True)
+class Regraded:
+    """What a regrade of one student read and wrote: the placement's rules, how many attempts
+    the student has finished there, and their grade (None before the first finish)."""
+
+    rules: GradingRules
+    finished_count: int
+    grade: Grade | None
+
+
+def _regraded(user: User, placement_id: int) -> Regraded:
     rules = grading_rules(placement_id)
     policy = rules.policy
     finished = mark_counted_attempts(user.pk, placement_id)
@@ -485,8 +515,8 @@ def refresh_grade(*, user: User, placement_id: int) -> Grade | None:
         policy.max_attempts,
     )
     if computed is None:
-        return None
-    return set_placement_grade(
+        return Regraded(rules, len(finished), None)
+    grade = set_placement_grade(
         user=user,
         placement_id=placement_id,
         fraction=computed.fraction,
@@ -495,6 +525,7 @@ def refresh_grade(*, user: User, placement_id: int) -> Grade | None:
         counted=computed.counted,
         counted_number=computed.counted_number,
     )
+    return Regraded(rules, len(finished), grade)
 
 
 @transaction.atomic

@@ -161,7 +161,9 @@ def answer(request: HttpRequest, public_id: Any) -> HttpResponse:
     # under it, or after the last the results, opening with that answer's feedback. One
     # request per answer; the page names its own address, which a reload fetches.
     if answered.finished:
-        return _summary_page(request, public_id, answered.position, answered.view)
+        return _summary_page(
+            request, public_id, answered.position, answered.view, answered.overview
+        )
     return _feedback_page(request, public_id, answered.position, answered.view)
 
 
@@ -207,13 +209,14 @@ def _summary_page(
     public_id: Any,
     answered: int | None,
     view: selectors.AttemptView | None = None,
+    overview: selectors.PlacementOverview | None = None,
 ) -> HttpResponse:
-    """The results of the finished attempt, from ``view`` where the last answer's statement
-    read the attempt and its finish wrote the rest (decision 86)."""
+    """The results of the finished attempt, from ``view`` and ``overview`` where the last
+    answer's statement read the attempt and its finish the rest (decisions 86 and 87)."""
     view = view or _own_attempt(request, public_id)
     if not view.attempt.is_finished:
         return redirect("assessments:attempt", public_id=public_id)
-    overview = selectors.placement_overview(
+    overview = overview or selectors.placement_overview(
         user=request.user, placement_id=view.attempt.placement_id, language=get_language(), listed=0
     )
     just_answered = None if answered is None else view.question_at(answered)

@@ -4,9 +4,12 @@ the fast paths of a quiz answer give the same results as the careful ones."""
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -14,6 +17,8 @@ from django.utils import timezone, translation
 from django.utils.html import escape
 
 from activities.demo import enrol_demo_member
+from activities.models import Grade
+from activities.services import override_grade
 from activities.texts import localized
 from assessments import frames, selectors, services
 from assessments.errors import AnswerConflict
@@ -54,12 +59,11 @@ def test_an_answer_that_does_not_finish_the_attempt_and_its_page_are_one_stateme
 
 
 @pytest.mark.django_db
-def test_the_last_answer_s_results_page_reads_no_attempt_after_the_finish(
-    learner_client, placement
-):
+def test_the_last_answer_s_results_page_reads_nothing_after_the_finish(learner_client, placement):
     """The answer that finishes the attempt is answered by its results page, built from the
-    attempt its statement read and its finish wrote (decision 86): after the finish's
-    transaction the page reads the activity's overview and not the attempt again."""
+    attempt its statement read and its finish wrote (decision 86) and from the activity's
+    overview that its finish read (decision 87): after the finish's transaction the page
+    reads nothing."""
     attempt = start(learner_client, placement.pk)
     address = reverse("assessments:answer", args=[attempt.public_id])
     for _ in range(attempt.max_score - 1):
@@ -74,10 +78,49 @@ def test_the_last_answer_s_results_page_reads_no_attempt_after_the_finish(
     assert f'<link rel="canonical" href="{summary}?answered=8">' in html
     statements = page_statements(queries)
     finish_ends = max(i for i, sql in enumerate(statements) if sql.startswith("RELEASE"))
-    after = statements[finish_ends + 1 :]
-    assert len(after) == 1
-    assert after[0].lstrip().startswith("SELECT pl.max_attempts")
+    assert statements[finish_ends + 1 :] == []
     assert not any("a.public_id = %s" in sql for sql in statements)
+    assert "Not graded yet" not in html  # the grade the finish wrote
+
+
+CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+
+
+@pytest.mark.parametrize(
+    ("max_attempts", "overridden"), [(3, True), (2, False)], ids=["overridden", "last-allowed"]
+)
+def test_the_last_answer_s_results_page_is_the_page_read_again(
+    learner, learner_client, placement, max_attempts, overridden
+):
+    """The results page the finishing answer builds from its statement and its finish is the
+    page read again afterwards, whatever the finish decided: a grade staff overrode (which
+    the finish leaves), or the last attempt the policy allows (no button to start another)."""
+    placement.placement.max_attempts = max_attempts
+    placement.placement.grading_method = "average"
+    placement.placement.save()
+    answer_all(learner_client, start(learner_client, placement.pk), lambda _q: True)
+    if overridden:
+        teacher = User.objects.create(username="teacher")
+        override_grade(
+            placement=placement,
+            user=learner,
+            score_given=Decimal(3),
+            reason="late",
+            actor=teacher,
+            share_reason=True,
+        )
+    attempt = start(learner_client, placement.pk)
+    address = reverse("assessments:answer", args=[attempt.public_id])
+    for _ in range(attempt.max_score):
+        question, option_ids = current_form(learner_client, attempt)
+        response = learner_client.post(address, {"question": question.pk, "option": option_ids[1]})
+    assert response.status_code == 200
+    summary = reverse("assessments:summary", args=[attempt.public_id]) + "?answered=8"
+    again = learner_client.get(summary)
+    answered_page = CSRF_TOKEN.sub("", response.content.decode())
+    assert answered_page == CSRF_TOKEN.sub("", again.content.decode())
+    assert ("late" in answered_page) is overridden
+    assert ("You have used all your attempts." in answered_page) is (max_attempts == 2)
 
 
 @pytest.mark.django_db
@@ -129,9 +172,13 @@ def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
             user=learner, placement_id=placement.pk, language="ru", listed=0
         )
         made = finished.view
-        assert frames.results_page(made, overview, made.question_at(8), "token") == (
+        assert frames.results_page(made, finished.overview, made.question_at(8), "token") == (
             frames.results_page(read, overview, read.question_at(8), "token")
         )
+    assert finished.overview == overview
+    assert [getattr(finished.overview.grade, f.attname) for f in Grade._meta.concrete_fields] == [
+        getattr(overview.grade, f.attname) for f in Grade._meta.concrete_fields
+    ]
     known = [f.attname for f in Attempt._meta.concrete_fields if not f.attname.startswith("is_")]
     assert [getattr(made.attempt, name) for name in known] == [
         getattr(read.attempt, name) for name in known
