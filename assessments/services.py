@@ -29,7 +29,7 @@ from activities.services import (
 )
 from lti.access import still_member
 from lti.models import ResourceLink
-from ops.rows import update_row
+from ops.rows import insert_row, update_row
 
 from .content import QuizContent
 from .errors import (
@@ -167,14 +167,16 @@ def start_or_resume_attempt(
         guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
         try:
             with guard:
-                attempt = Attempt.objects.create(
-                    user=user,
-                    placement_id=placement_id,
-                    quiz_version_id=facts.version_id,
-                    number=facts.last_number + 1,
-                    language=language,
-                    option_order=option_order,
-                    max_score=len(option_order),
+                attempt = insert_row(
+                    Attempt(
+                        user=user,
+                        placement_id=placement_id,
+                        quiz_version_id=facts.version_id,
+                        number=facts.last_number + 1,
+                        language=language,
+                        option_order=option_order,
+                        max_score=len(option_order),
+                    )
                 )
         except IntegrityError:
             continue  # another start won: read what it made

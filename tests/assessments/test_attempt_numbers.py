@@ -8,6 +8,7 @@ from django.db import IntegrityError
 from django.urls import reverse
 
 from activities.models import Grade
+from assessments import services
 from assessments.models import Attempt, AttemptState
 from assessments.selectors import current_version
 from tests.quiz_helpers import answer_all, start, started_attempt
@@ -99,10 +100,10 @@ def test_a_start_that_keeps_losing_races_is_refused_with_a_message(
 ):
     """Never a server error: after a few lost races the student is told to try again."""
 
-    def always_taken(**_fields) -> Attempt:
+    def always_taken(_attempt: Attempt) -> Attempt:
         raise IntegrityError("attempt_unique_number")
 
-    monkeypatch.setattr(Attempt.objects, "create", always_taken)
+    monkeypatch.setattr(services, "insert_row", always_taken)
     refused = learner_client.post(reverse("assessments:start", args=[placement.pk]))
     assert refused.status_code == 409
     assert "Please try again." in refused.content.decode()
