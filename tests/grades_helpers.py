@@ -57,18 +57,9 @@ def student(placement: ResourceLink, sub: str):
 
 def finish_attempt(user, placement: ResourceLink, correct: int) -> None:
     """The student answers every question, the first `correct` of them right."""
-    from assessments.services import submit_answer
-
-    from .quiz_helpers import started_attempt
+    from .quiz_helpers import started_attempt, submit
 
     attempt = started_attempt(user, placement)
     for question in attempt.quiz_version.questions.order_by("position"):
         option = question.options.filter(is_correct=question.position <= correct).first()
-        submit_answer(
-            user=user,
-            launched_courses=[placement.context_id],
-            attempt_public_id=attempt.public_id,
-            question_id=question.pk,
-            option_id=option.pk,
-            language="en",
-        )
+        submit(user, placement, attempt, option)

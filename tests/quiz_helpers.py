@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Attempt, Option, Question
-from assessments.services import start_or_resume_attempt
+from assessments.services import Answered, start_or_resume_attempt, submit_answer
 from lti.access import SESSION_KEY
 from lti.models import Membership, ResourceLink
 
@@ -33,6 +33,21 @@ def started_attempt(user, placement: ResourceLink) -> Attempt:
         launched_courses=[placement.context_id],
         language="en",
     ).attempt
+
+
+def submit(
+    user, placement: ResourceLink, attempt: Attempt, option: Option, language: str = "en"
+) -> Answered:
+    """The student's answer ``option`` to its question, through the answer's service, as a
+    session launched into the placement's course sends it."""
+    return submit_answer(
+        user=user,
+        launched_courses=[placement.context_id],
+        attempt_public_id=attempt.public_id,
+        question_id=option.question_id,
+        option_id=option.pk,
+        language=language,
+    )
 
 
 QUESTION_ID = re.compile(r'name="question" value="(\d+)"')

@@ -25,7 +25,14 @@ from assessments.errors import AnswerConflict
 from assessments.models import Attempt, AttemptState, Question
 from lti.backends import CachedUserBackend
 from ops.cache import RedisCache
-from tests.quiz_helpers import answer_all, current_form, launched_client, start, started_attempt
+from tests.quiz_helpers import (
+    answer_all,
+    current_form,
+    launched_client,
+    start,
+    started_attempt,
+    submit,
+)
 from tests.statements import page_statements
 from tests.threads import hold_uncommitted
 
@@ -130,17 +137,14 @@ def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
     answers (the new one included) and the page that both render, in the student's language."""
     attempt = started_attempt(learner, placement)
     questions = list(attempt.quiz_version.questions.order_by("position"))
+
+    def answer_in_russian(question: Question, right: bool) -> services.Answered:
+        option = question.options.order_by("-pk").filter(is_correct=right).first()
+        return submit(learner, placement, attempt, option, "ru")
+
     for question in questions[:-1]:
-        option = question.options.order_by("-pk").filter(is_correct=question.position % 2).first()
         with translation.override("ru"):
-            answered = services.submit_answer(
-                user=learner,
-                launched_courses=[placement.context_id],
-                attempt_public_id=attempt.public_id,
-                question_id=question.pk,
-                option_id=option.pk,
-                language="ru",
-            )
+            answered = answer_in_russian(question, right=bool(question.position % 2))
             read = selectors.own_attempt_view(learner, attempt.public_id, "ru")
             shown = answered.view.question_at(question.position)
             assert frames.feedback_page(answered.view, shown, "token") == frames.feedback_page(
@@ -155,16 +159,8 @@ def test_the_answer_reads_the_attempt_as_its_pages_read_it(learner, placement):
         assert len(read._answers) == question.position
         in_english = selectors.own_attempt_view(learner, attempt.public_id, "en")
         assert answered.view.title == read.title != in_english.title
-    last = questions[-1]
     with translation.override("ru"):
-        finished = services.submit_answer(
-            user=learner,
-            launched_courses=[placement.context_id],
-            attempt_public_id=attempt.public_id,
-            question_id=last.pk,
-            option_id=last.options.filter(is_correct=True).first().pk,
-            language="ru",
-        )
+        finished = answer_in_russian(questions[-1], right=True)
         assert finished == services.Answered(position=8, finished=True)
         # The finishing answer's view is the attempt as its finish left it (decision 86).
         read = selectors.own_attempt_view(learner, attempt.public_id, "ru")
@@ -308,23 +304,16 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
     attempt = started_attempt(user, placement)
     questions = list(attempt.quiz_version.questions.order_by("position"))
 
-    def answer(question, option) -> services.Answered:
-        return services.submit_answer(
-            user=user,
-            launched_courses=[placement.context_id],
-            attempt_public_id=attempt.public_id,
-            question_id=question.pk,
-            option_id=option.pk,
-            language="en",
-        )
+    def answer(option) -> services.Answered:
+        return submit(user, placement, attempt, option)
 
     for earlier in questions[: position - 1]:
-        answer(earlier, earlier.options.first())
+        answer(earlier.options.first())
     question = questions[position - 1]
     first, second = question.options.order_by("position")[:2]
-    committed = hold_uncommitted(lambda: answer(question, first))
+    committed = hold_uncommitted(lambda: answer(first))
     with pytest.raises(AnswerConflict, match=refusal):
-        answer(question, second)
+        answer(second)
     committed()
     assert attempt.responses.get(question=question).option_id == first.pk
     assert attempt.responses.count() == position
@@ -333,8 +322,8 @@ def test_two_answers_racing_for_one_question_record_one(position, refusal):
     if position < 8:
         following = questions[position]
         option = following.options.first()
-        committed = hold_uncommitted(lambda: answer(following, option))
-        assert answer(following, option) == services.Answered(position + 1, finished=False)
+        committed = hold_uncommitted(lambda: answer(option))
+        assert answer(option) == services.Answered(position + 1, finished=False)
         committed()
         assert attempt.responses.filter(question=following).count() == 1
 
