@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -30,7 +30,7 @@ from activities.selectors import (
 )
 from activities.texts import localized
 from lti.models import Context, Deployment, Membership, Registration, ResourceLink
-from ops.rows import select_list
+from ops.rows import Part, select_list
 
 from .models import (
     QUIZ_KIND,
@@ -447,26 +447,26 @@ ATTEMPT_VIEW_WIDTH = 20
 
 # The attempt, every column, then (where its pages read it) its course and whether its owner
 # may still reach that course, and its answers: one row per answer (one row with no answer
-# before the first). Portable SQL: `make run` serves it from SQLite.
+# before the first), then whatever columns the caller adds (``extra``, over ``joins``).
+# Portable SQL: `make run` serves it from SQLite.
 _ATTEMPT_VIEW_SQL = f"""
-SELECT {ATTEMPT_COLUMNS}, {{course}}, r.question_id, r.option_id, r.is_correct
-FROM {Attempt._meta.db_table} a {{course_joins}}
+SELECT {ATTEMPT_COLUMNS}, {{course}}, r.question_id, r.option_id, r.is_correct{{extra}}
+FROM {Attempt._meta.db_table} a {{course_joins}}{{joins}}
 LEFT JOIN {Response._meta.db_table} r ON r.attempt_id = a.id
 WHERE """
-_OWN_ATTEMPT_SQL = (
-    _ATTEMPT_VIEW_SQL.format(
-        course=f"p.context_id,\n       {_REACHABLE}",
-        course_joins=f"""
+_OWN_COURSE = {
+    "course": f"p.context_id,\n       {_REACHABLE}",
+    "course_joins": f"""
 JOIN {ResourceLink._meta.db_table} p ON p.id = a.placement_id"""
-        + _COURSE_JOINS.format(member="a.user_id"),
-    )
-    + "a.public_id = %s AND a.user_id = %s"
-)
+    + _COURSE_JOINS.format(member="a.user_id"),
+}
+_OWN_ATTEMPT = "a.public_id = %s AND a.user_id = %s"
+_OWN_ATTEMPT_SQL = _ATTEMPT_VIEW_SQL.format(**_OWN_COURSE, extra="", joins="") + _OWN_ATTEMPT
 # At most one row set: the attempt_one_in_progress constraint. Read for a launch, which has
 # just found the membership and the LMS, and a start, which has just checked them (the
 # caller names the course).
 _IN_PROGRESS_SQL = (
-    _ATTEMPT_VIEW_SQL.format(course="NULL, NULL", course_joins="")
+    _ATTEMPT_VIEW_SQL.format(course="NULL, NULL", course_joins="", extra="", joins="")
     + "a.placement_id = %s AND a.user_id = %s AND a.state = %s"
 )
 _ATTNAMES = [field.attname for field in Attempt._meta.concrete_fields]  # the model's order
@@ -751,7 +751,84 @@ def placement_overview(
     version_id = rows[0][4]
     if version_id is None:
         raise ValueError(f"the quiz of the placement {placement_id} has no content loaded")
-    attempts = [
+    return overview_of(
+        GradingRules(_policy(*rows[0][:4]), version_id),
+        finished_count=rows[0][11] or 0,
+        latest_attempts=_attempt_rows([row[5:11] for row in rows]),
+        grade=grade_from_row(rows[0][-len(GRADE.fields) :]),  # the last columns
+        language=language,
+        listed=listed,
+    )
+
+
+# The results page's read (decision 89): the attempt as its pages read it and, on each of its
+# rows, what the activity's overview shows beside a finished attempt: the placement's rules,
+# how many attempts the student finished there, their attempt in progress (one at most: the
+# attempt_one_in_progress constraint) and their grade (one at most). Portable SQL.
+_RESULTS_GRADE = Part(Grade, "gr")  # g is the course joins' registration
+_RESULTS_SQL = (
+    _ATTEMPT_VIEW_SQL.format(
+        **_OWN_COURSE,
+        extra=f""",
+       {_QUIZ_RULES},
+       (SELECT COUNT(*) FROM {Attempt._meta.db_table} f
+        WHERE f.placement_id = a.placement_id AND f.user_id = a.user_id AND f.state = %s),
+       ip.public_id, ip.number, ip.state, ip.finished_at, ip.score, ip.max_score,
+       {select_list([_RESULTS_GRADE])}""",
+        joins=f"""
+LEFT JOIN {Placement._meta.db_table} pl ON pl.resource_link_id = a.placement_id
+LEFT JOIN {QuizPlacement._meta.db_table} qp ON qp.resource_link_id = pl.resource_link_id
+LEFT JOIN {Quiz._meta.db_table} qz ON qz.id = qp.quiz_id
+LEFT JOIN {Attempt._meta.db_table} ip
+    ON ip.placement_id = a.placement_id AND ip.user_id = a.user_id AND ip.state = %s
+LEFT JOIN {_RESULTS_GRADE.table}
+    ON {_RESULTS_GRADE.column("placement")} = a.placement_id
+    AND {_RESULTS_GRADE.column("user")} = a.user_id""",
+    )
+    + _OWN_ATTEMPT
+)
+
+
+def own_results(
+    user: User, public_id: UUID, language: str
+) -> tuple[AttemptView, PlacementOverview] | None:
+    """The user's attempt ``public_id`` as ``own_attempt_view`` reads it, with the activity's
+    overview that its results page shows (``placement_overview`` with no attempt listed), in
+    one statement (decision 89); None when the user has no such attempt."""
+    field = Attempt._meta.get_field("public_id")
+    parameters = [
+        AttemptState.FINISHED.value,
+        AttemptState.IN_PROGRESS.value,
+        field.get_db_prep_value(public_id, connection),
+        user.pk,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_RESULTS_SQL, parameters)
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    view = attempt_view_from_rows(rows, language)
+    rules = rows[0][ATTEMPT_VIEW_WIDTH : ATTEMPT_VIEW_WIDTH + 5]
+    finished_count = rows[0][ATTEMPT_VIEW_WIDTH + 5]
+    in_progress = rows[0][ATTEMPT_VIEW_WIDTH + 6 : ATTEMPT_VIEW_WIDTH + 12]
+    placement_id = view.attempt.placement_id
+    if rules[4] is None:  # no quiz placed there (a join found none), or none loaded
+        raise ValueError(f"the placement {placement_id} is not a quiz's with content loaded")
+    overview = overview_of(
+        GradingRules(_policy(*rules[:4]), rules[4]),
+        finished_count=finished_count,
+        latest_attempts=_attempt_rows([in_progress]),
+        grade=grade_from_row(rows[0][ATTEMPT_VIEW_WIDTH + 12 :]),
+        language=language,
+        listed=0,
+    )
+    return view, overview
+
+
+def _attempt_rows(rows: list[Sequence[Any]]) -> list[AttemptRow]:
+    """Attempts from columns (public id, number, state, finished at, score, max score), one
+    per row; a row whose id is NULL (an outer join that found none) is none."""
+    return [
         AttemptRow(
             public_id=public_id if isinstance(public_id, UUID) else UUID(public_id),
             number=number,
@@ -760,17 +837,9 @@ def placement_overview(
             score=score,
             max_score=max_score,
         )
-        for public_id, number, state, finished_at, score, max_score in (row[5:11] for row in rows)
+        for public_id, number, state, finished_at, score, max_score in rows
         if public_id is not None
     ]
-    return overview_of(
-        GradingRules(_policy(*rows[0][:4]), version_id),
-        finished_count=rows[0][11] or 0,
-        latest_attempts=attempts,
-        grade=grade_from_row(rows[0][-len(GRADE.fields) :]),  # the last columns
-        language=language,
-        listed=listed,
-    )
 
 
 def overview_of(

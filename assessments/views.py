@@ -32,9 +32,13 @@ def _own_attempt(request: HttpRequest, public_id: Any) -> selectors.AttemptView:
     view = selectors.own_attempt_view(request.user, public_id, get_language())
     if view is None:
         raise Http404("No such attempt of this user.")
+    _check_reached(request, view)
+    return view
+
+
+def _check_reached(request: HttpRequest, view: selectors.AttemptView) -> None:
     if not view.course.reachable_from(launched_contexts(request)):
         raise PermissionDenied(OutsideLaunch().message)
-    return view
 
 
 # The activity's page lists this many of a student's latest attempts unless asked for all
@@ -212,12 +216,15 @@ def _summary_page(
     overview: selectors.PlacementOverview | None = None,
 ) -> HttpResponse:
     """The results of the finished attempt, from ``view`` and ``overview`` where the last
-    answer's statement read the attempt and its finish the rest (decisions 86 and 87)."""
-    view = view or _own_attempt(request, public_id)
+    answer's statement read the attempt and its finish the rest (decisions 86 and 87), or
+    else from one read of both (decision 89)."""
+    if view is None or overview is None:
+        found = selectors.own_results(request.user, public_id, get_language())
+        if found is None:
+            raise Http404("No such attempt of this user.")
+        view, overview = found
+        _check_reached(request, view)
     if not view.attempt.is_finished:
         return redirect("assessments:attempt", public_id=public_id)
-    overview = overview or selectors.placement_overview(
-        user=request.user, placement_id=view.attempt.placement_id, language=get_language(), listed=0
-    )
     just_answered = None if answered is None else view.question_at(answered)
     return HttpResponse(frames.results_page(view, overview, just_answered, get_token(request)))

@@ -425,21 +425,63 @@ def test_the_pages_of_the_answer_loop_read_no_quiz_content(learner_client, place
 
 
 @pytest.mark.django_db
-def test_the_summary_reads_the_attempt_the_placement_and_the_grade_in_two_statements(
+def test_the_summary_reads_the_attempt_the_placement_and_the_grade_in_one_statement(
     learner_client, placement
 ):
-    """The summary shows the attempt with its answers (one statement), and the placement's
-    rules with the user's attempts there and their grade (one)."""
+    """The summary shows the attempt with its answers, and the placement's rules with the
+    user's attempts there and their grade, read in one statement (decision 89)."""
     attempt = start(learner_client, placement.pk)
     answer_all(learner_client, attempt, lambda question: question.position % 2 == 0)
     with CaptureQueriesContext(connection) as summary_page:
         page = learner_client.get(reverse("assessments:summary", args=[attempt.public_id]))
     assert page.status_code == 200
-    assert "Your score: 4 of 8" in page.content.decode()
-    tables = [
-        sql.split("FROM ", 1)[1].split()[0].strip('"') for sql in page_statements(summary_page)
+    html = page.content.decode()
+    assert "Your score: 4 of 8" in html
+    assert "Start another attempt" in html
+    (statement,) = page_statements(summary_page)
+    assert "activities_placement" in statement
+    assert "assessments_grade" in statement
+
+
+@pytest.mark.parametrize("state", ["another in progress", "overridden", "no attempt left"])
+def test_the_results_read_gives_the_overview_as_its_own_read_gives_it(
+    learner, learner_client, placement, state
+):
+    """The overview read with the attempt for its results page is the activity's overview
+    as ``placement_overview`` reads it, with the grade's every field, whatever the student
+    did since."""
+    placement.placement.max_attempts = 2 if state == "no attempt left" else 3
+    placement.placement.save()
+    first = start(learner_client, placement.pk)
+    answer_all(learner_client, first, lambda question: question.position < 4)
+    if state != "another in progress":
+        answer_all(learner_client, start(learner_client, placement.pk), lambda _q: True)
+    else:
+        start(learner_client, placement.pk)
+    if state == "overridden":
+        override_grade(
+            placement=placement,
+            user=learner,
+            score_given=Decimal(2),
+            reason="late",
+            actor=User.objects.create(username="teacher"),
+        )
+    view, overview = selectors.own_results(learner, first.public_id, "ru")
+    expected = selectors.placement_overview(
+        user=learner, placement_id=placement.pk, language="ru", listed=0
+    )
+    assert overview == expected
+    assert [getattr(overview.grade, f.attname) for f in Grade._meta.concrete_fields] == [
+        getattr(expected.grade, f.attname) for f in Grade._meta.concrete_fields
     ]
-    assert tables == ["assessments_attempt", "activities_placement"]
+    assert (overview.in_progress is not None) is (state == "another in progress")
+    assert overview.can_start is (state == "overridden")
+    assert overview.grade.is_overridden is (state == "overridden")
+    read = selectors.own_attempt_view(learner, first.public_id, "ru")
+    assert [getattr(view.attempt, f.attname) for f in Attempt._meta.concrete_fields] == [
+        getattr(read.attempt, f.attname) for f in Attempt._meta.concrete_fields
+    ]
+    assert (view.course, view._answers) == (read.course, read._answers)
 
 
 def localized_text(texts: dict[str, str]) -> str:
