@@ -421,7 +421,7 @@ class AttemptView:
         attempt = self.attempt
         values = {field: getattr(attempt, field) for field in _KNOWN_AFTER_FINISH}
         values.update(score=score, state=AttemptState.FINISHED.value, finished_at=finished_at)
-        known = Attempt.from_db(attempt._state.db, list(values), list(values.values()))
+        known = Attempt.from_db(connection.alias, list(values), list(values.values()))
         return AttemptView(known, self._texts, self._answers, self.course)
 
 
@@ -808,17 +808,18 @@ def own_results(
     if not rows:
         return None
     view = attempt_view_from_rows(rows, language)
-    rules = rows[0][ATTEMPT_VIEW_WIDTH : ATTEMPT_VIEW_WIDTH + 5]
-    finished_count = rows[0][ATTEMPT_VIEW_WIDTH + 5]
-    in_progress = rows[0][ATTEMPT_VIEW_WIDTH + 6 : ATTEMPT_VIEW_WIDTH + 12]
-    placement_id = view.attempt.placement_id
-    if rules[4] is None:  # no quiz placed there (a join found none), or none loaded
+    # The columns after the attempt's view, in _RESULTS_SQL's order (the same on every row).
+    extra = rows[0][ATTEMPT_VIEW_WIDTH:]
+    policy, version_id, finished_count = extra[:4], extra[4], extra[5]
+    in_progress, grade = extra[6:12], extra[12:]
+    if version_id is None:  # no quiz placed there (a join found none), or none loaded
+        placement_id = view.attempt.placement_id
         raise ValueError(f"the placement {placement_id} is not a quiz's with content loaded")
     overview = overview_of(
-        GradingRules(_policy(*rules[:4]), rules[4]),
+        GradingRules(_policy(*policy), version_id),
         finished_count=finished_count,
         latest_attempts=_attempt_rows([in_progress]),
-        grade=grade_from_row(rows[0][ATTEMPT_VIEW_WIDTH + 12 :]),
+        grade=grade_from_row(grade),
         language=language,
         listed=0,
     )
