@@ -202,11 +202,56 @@ def _print_parts(parts: dict[str, list[float]], cpu: dict[str, list[float]]) -> 
         print(f"  {label}: {sum(times) / pages * 1000:.3f}")
 
 
-# What --without turns off, in this process only: a measurement, not a setting.
+def _without_csrf_token() -> None:
+    """The quiz's pages without Django's CSRF token: none masked for a page's form, none
+    checked on its POST. What a check of the browser's Fetch Metadata in its place would
+    save (decision 90 weighs it)."""
+    from assessments import views
+
+    views.get_token = lambda _request: "-" * 64
+    for view in (views.start_attempt, views.attempt_page, views.answer, views.feedback):
+        view.csrf_exempt = True
+
+
+def _without_server_session() -> None:
+    """Sessions in signed cookies (Django's ``signed_cookies`` engine), read with no round
+    trip, where ``ops.sessions`` reads each through Redis: what giving up sessions that the
+    server can end would save (decision 90 weighs it). Set before the application loads its
+    middleware; the students' sessions are carried over by ``_in_signed_cookies``."""
+    from django.conf import settings
+
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+
+
+def _in_signed_cookies(session_keys: list[str]) -> list[str]:
+    """The stored sessions' data, each as a signed cookie's value."""
+    from django.contrib.sessions.backends import signed_cookies
+    from django.contrib.sessions.backends.cached_db import SessionStore
+
+    values = []
+    for key in session_keys:
+        cookie = signed_cookies.SessionStore()
+        cookie.update(SessionStore(key).load())
+        cookie.save()
+        values.append(cookie.session_key)
+    return values
+
+
+def _turn_off(names: list[str], session_keys: list[str]) -> list[str]:
+    """Turns off each of ``names`` (SHORTCUTS); the students' session cookies after it."""
+    for name in names:
+        SHORTCUTS[name]()
+    return _in_signed_cookies(session_keys) if "server-session" in names else session_keys
+
+
+# What --without turns off, in this process only: a measurement, not a setting. The first
+# three are the loop's shortcuts; the last two are controls that decision 90 kept.
 SHORTCUTS = {
     "sql-answer": _without_sql_answer,
     "cached-user": _without_cached_user,
     "own-cache": _without_own_cache,
+    "csrf-token": _without_csrf_token,
+    "server-session": _without_server_session,
 }
 
 
@@ -312,7 +357,8 @@ def main() -> None:
         choices=sorted(SHORTCUTS),
         action="append",
         default=[],
-        help="measure with this shortcut of the answer loop off (decisions 24, 25 and 44)",
+        help="measure with this shortcut of the answer loop off (decisions 24, 25 and 44), or"
+        " this control (decision 90)",
     )
     args = parser.parse_args()
     load.cache_private_keys()
@@ -327,14 +373,14 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
+    sessions = _turn_off(args.without, sessions)  # before the application loads its middleware
+
     from config.wsgi import application
 
     from .urls import CONSTANT_PATH, SIGNED_IN_PATH
 
     settings.ROOT_URLCONF = "bench.urls"  # the two constant pages beside the service's
 
-    for name in args.without:
-        SHORTCUTS[name]()
     kind_now = [""]
     parts = _timed_parts(kind_now) if args.parts else {}
     call = wsgi_caller(application, args.port)
