@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessments.models import Attempt, Response
+from activities.models import Grade
+from assessments.models import Attempt, AttemptState, Response
 from lti.models import ResourceLink
 from tests.access_cuts import access_cuts
 from tests.lti_platform import launch
@@ -61,6 +62,31 @@ def test_an_attempt_in_progress_ends_with_the_access_its_launch_gave(client, pla
     )
     assert refused.status_code == 403, case
     assert Response.objects.filter(attempt=attempt).count() == 1, case
+
+
+@pytest.mark.parametrize(("case", "cut"), CUTS, ids=[case for case, _cut in CUTS])
+def test_the_finishing_answer_ends_with_the_access_its_launch_gave(client, platform, case, cut):
+    """The last answer's results page is built from what its statement and its finish read
+    (decisions 86 and 87), without the results page's own check: the answer's statement is
+    what refuses it. Cut before the last answer, the attempt stays unfinished and ungraded."""
+    launch(client, platform, user_id="student-1")
+    attempt = start(client, ResourceLink.objects.get().pk)
+    for _ in range(attempt.max_score - 1):
+        assert _answer(client, attempt) == 200
+    question, option_ids = current_form(client, attempt)
+
+    cut()
+
+    refused = client.post(
+        reverse("assessments:answer", args=[attempt.public_id]),
+        {"question": question.pk, "option": option_ids[0]},
+    )
+    assert refused.status_code == 403, case
+    assert "course" in refused.content.decode()
+    attempt.refresh_from_db()
+    assert attempt.state == AttemptState.IN_PROGRESS, case
+    assert Response.objects.filter(attempt=attempt).count() == attempt.max_score - 1
+    assert not Grade.objects.exists()
 
 
 @pytest.mark.parametrize(("case", "cut"), CUTS, ids=[case for case, _cut in CUTS])
