@@ -10,6 +10,10 @@ from .services import change_quiz_defaults
 class QuizAdmin(admin.ModelAdmin):
     list_display = ["slug", "current_version", "max_attempts", "grading_method"]
     list_editable = ["max_attempts", "grading_method"]
+    # A version is made by loading content (load_quiz), which also makes it current. Chosen
+    # here, a quiz could be left with none (its results pages then had nothing to read) or
+    # be given another quiz's questions.
+    readonly_fields = ["current_version"]
 
     def save_model(self, request, obj, form, change) -> None:
         """A changed default regrades the placements that follow it (decisions §28)."""

@@ -93,3 +93,34 @@ def test_an_invalid_file_is_refused_and_nothing_is_stored(tmp_path):
     with pytest.raises(CommandError, match=r"questions\[4\]: exactly one option"):
         call_command("load_quiz", str(edited_seed(tmp_path, edit)), stdout=StringIO())
     assert not Quiz.objects.exists()
+
+
+@pytest.mark.parametrize("pointed_at", ["none", "another quiz's version"])
+def test_the_admin_cannot_point_a_quiz_at_content_it_did_not_load(
+    admin_client, learner_client, placement, quiz, seed_content, pointed_at
+):
+    """Found by review: the quiz's admin form offered its current version as an optional
+    choice of every version. Cleared, the quiz's results pages failed with a server error;
+    pointed at another quiz's version, new attempts would be asked another quiz's questions.
+    Versions come from loading content (load_quiz), and the form only shows which is current."""
+    attempt = start(learner_client, placement.pk)
+    answer_all(learner_client, attempt, lambda _question: True)
+    other = load_quiz(dataclasses.replace(seed_content, slug="another-quiz")).quiz
+    version = quiz.current_version_id
+    chosen = "" if pointed_at == "none" else other.current_version_id
+
+    admin_client.post(
+        reverse("admin:assessments_quiz_change", args=[quiz.pk]),
+        {
+            "slug": quiz.slug,
+            "current_version": chosen,
+            "max_attempts": 0,
+            "grading_method": "highest",
+        },
+    )
+
+    quiz.refresh_from_db()
+    assert quiz.current_version_id == version
+    results = learner_client.get(reverse("assessments:summary", args=[attempt.public_id]))
+    assert results.status_code == 200
+    assert "8 / 8" in results.content.decode()
