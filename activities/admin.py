@@ -3,7 +3,7 @@ from django.db import transaction
 
 from . import registry
 from .models import ChangeCause, Grade, GradeChange, GradeOverride, Placement, Regrade
-from .services import recompute_placement
+from .services import change_activity_defaults, recompute_placement
 
 
 @admin.register(Placement)
@@ -110,3 +110,27 @@ class RegradeAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "placement", "cause", "attempts_changed", "grades_changed"]
     list_filter = ["cause"]
     list_select_related = ["placement", "created_by"]
+
+
+class ActivityAdmin(admin.ModelAdmin):
+    """An activity (a quiz, a lab): its content is loaded from its file by its kind's load
+    command, which keeps versions and measured references in step with it, so the admin
+    shows it; the defaults a placement follows (``editable_fields``) are changed here, and
+    a change regrades the placements whose rules it changes, as their own settings do."""
+
+    kind: registry.ActivityKind
+    editable_fields: tuple[str, ...] = ("max_attempts", "grading_method")
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        return [
+            field.name
+            for field in self.model._meta.fields
+            if field.editable and not field.primary_key and field.name not in self.editable_fields
+        ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        fields = {name: form.cleaned_data[name] for name in form.changed_data}
+        change_activity_defaults(self.kind, obj, actor=request.user, **fields)

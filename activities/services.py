@@ -95,6 +95,24 @@ def place_from_launch(link: ResourceLink, custom: dict[str, Any]) -> registry.Ac
 
 
 @transaction.atomic
+def change_activity_defaults(
+    kind: registry.ActivityKind, activity: Any, *, actor: User | None, **fields: object
+) -> list[Regrade]:
+    """An administrator changes an activity's defaults (its attempt limit or grading
+    method); every placement whose rules in force that changes is regraded at once, in the
+    same transaction, as a placement's own change is (decisions §28)."""
+    before = {link.pk: kind.rules(link) for link in kind.placements_of(activity)}
+    for name, value in fields.items():
+        setattr(activity, name, value)
+    activity.save()
+    return [
+        recompute_placement(placement=link, actor=actor, cause=ChangeCause.SETTINGS)
+        for link in kind.placements_of(activity)  # read again, with the saved defaults
+        if link.pk in before and kind.rules(link) != before[link.pk]
+    ]
+
+
+@transaction.atomic
 def update_placement(
     placement: ResourceLink, *, title: str, max_attempts: int, grading_method: str
 ) -> ResourceLink:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import partial
+from typing import Any
 
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -103,6 +104,20 @@ def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
         mark_counted_attempts(student, link.pk)
 
 
+def _placements_of(quiz: Quiz) -> list[ResourceLink]:
+    return list(
+        ResourceLink.objects.filter(quiz_placement__quiz=quiz).select_related(
+            "placement", "quiz_placement__quiz"
+        )
+    )
+
+
+def _rules(link: ResourceLink) -> Any:
+    from .selectors import attempt_policy
+
+    return attempt_policy(link)
+
+
 QUIZ = ActivityKind(
     key=QUIZ_KIND,
     label=_("quiz"),
@@ -127,6 +142,8 @@ QUIZ = ActivityKind(
     regrade_applies_key=True,
     work=lambda link: Attempt.objects.filter(placement=link),
     tries=_tries,
+    placements_of=_placements_of,
+    rules=_rules,
     apply_plan=_apply_plan,
     load_command="load_quiz",
     select_related=("quiz_placement__quiz__current_version",),

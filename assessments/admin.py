@@ -1,27 +1,16 @@
 from django.contrib import admin
 
-from activities.admin import ReadOnlyAdmin
+from activities.admin import ActivityAdmin, ReadOnlyAdmin
 
+from .activity import QUIZ
 from .models import Attempt, Option, Question, Quiz, QuizVersion, Response
-from .services import change_quiz_defaults
 
 
 @admin.register(Quiz)
-class QuizAdmin(admin.ModelAdmin):
+class QuizAdmin(ActivityAdmin):
+    kind = QUIZ
     list_display = ["slug", "current_version", "max_attempts", "grading_method"]
     list_editable = ["max_attempts", "grading_method"]
-    # A version is made by loading content (load_quiz), which also makes it current. Chosen
-    # here, a quiz could be left with none (its results pages then had nothing to read) or
-    # be given another quiz's questions.
-    readonly_fields = ["current_version"]
-
-    def save_model(self, request, obj, form, change) -> None:
-        """A changed default regrades the placements that follow it (decisions §28)."""
-        if not change:
-            return super().save_model(request, obj, form, change)
-        fields = {name: form.cleaned_data[name] for name in form.changed_data}
-        change_quiz_defaults(obj, actor=request.user, **fields)
-        return None
 
 
 class QuestionInline(admin.TabularInline):

@@ -558,26 +558,3 @@ def change_quiz_settings(
     if (attempt_policy(placement), placed.quiz_id) == before:
         return None
     return recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
-
-
-@transaction.atomic
-def change_quiz_defaults(quiz: Quiz, *, actor: User, **fields: object) -> list[Regrade]:
-    """An administrator changes a quiz's default attempt limit or grading method; every
-    placement that follows the defaults is regraded at once, as a placement's own change is."""
-    placements = list(
-        ResourceLink.objects.filter(quiz_placement__quiz=quiz).select_related(
-            "placement", "quiz_placement__quiz"
-        )
-    )
-    before = {placement.pk: attempt_policy(placement) for placement in placements}
-    for name, value in fields.items():
-        setattr(quiz, name, value)
-    quiz.save()
-    regrades = []
-    for placement in placements:
-        placement.quiz_placement.quiz = quiz
-        if attempt_policy(placement) != before[placement.pk]:
-            regrades.append(
-                recompute_placement(placement=placement, actor=actor, cause=ChangeCause.SETTINGS)
-            )
-    return regrades

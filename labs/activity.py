@@ -137,6 +137,20 @@ def _tries(link: ResourceLink, user_ids: list[int]) -> dict[int, list[Try]]:
     return by_student
 
 
+def _placements_of(lab: Lab) -> list[ResourceLink]:
+    return list(
+        ResourceLink.objects.filter(lab_placement__lab=lab).select_related(
+            "placement", "lab_placement__lab"
+        )
+    )
+
+
+def _rules(link: ResourceLink) -> Any:
+    from .selectors import lab_policy
+
+    return lab_policy(link)
+
+
 LAB = ActivityKind(
     key="lab",
     label=_("lab"),
@@ -158,6 +172,8 @@ LAB = ActivityKind(
     regrade_applies_key=False,
     work=lambda link: LabRun.objects.filter(placement=link),
     tries=_tries,
+    placements_of=_placements_of,
+    rules=_rules,
     method_labels=LAB_METHOD_LABELS,
     load_command="load_labs",
     select_related=("lab_placement__lab",),

@@ -1,11 +1,16 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from activities.admin import ActivityAdmin
+
+from .activity import LAB
 from .models import Lab, LabRun, LabSchedule
 
 
 @admin.register(Lab)
-class LabAdmin(admin.ModelAdmin):
+class LabAdmin(ActivityAdmin):
+    kind = LAB
+    editable_fields = ("max_runs", "grading_method")
     list_display = ["slug", "model_kind", "blocks", "width", "batch", "budget_bytes"]
 
 

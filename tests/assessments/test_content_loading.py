@@ -109,8 +109,10 @@ def test_the_admin_cannot_point_a_quiz_at_content_it_did_not_load(
     version = quiz.current_version_id
     chosen = "" if pointed_at == "none" else other.current_version_id
 
+    change_page = reverse("admin:assessments_quiz_change", args=[quiz.pk])
+    assert admin_client.get(change_page).status_code == 200  # shown
     admin_client.post(
-        reverse("admin:assessments_quiz_change", args=[quiz.pk]),
+        change_page,
         {
             "slug": quiz.slug,
             "current_version": chosen,

@@ -13,13 +13,14 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from activities.demo import enrol_demo_member, ensure_demo_placement
-from activities.models import Grade
+from activities.models import ChangeCause, Grade, GradeChange
+from activities.services import recompute_placement
 from gradesync.models import GradeSync
 from labs import services
 from labs.errors import InvalidPolicy, LabNotOpen, RunPending
 from labs.execution import Outcome
 from labs.grading import GradedRun, lab_grade_fraction
-from labs.models import LabRun, LabSchedule, LatePolicy, RunStatus
+from labs.models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Context, Membership, Role
 from ops import jobs
 from tests.grades_helpers import graded_placement, student
@@ -799,3 +800,66 @@ def test_runs_graded_by_the_first_scoring_keep_their_grade_until_measured_again(
     out = StringIO()
     call_command("remeasure_lab_runs", stdout=out)
     assert "0 runs graded by an earlier scoring" in out.getvalue()
+
+
+def _admin_form_data(admin_user, model_admin_of, instance) -> dict:
+    """What the admin's change form of ``instance`` posts unchanged, field by field."""
+    from django.contrib import admin
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    request.user = admin_user
+    form = admin.site.get_model_admin(model_admin_of).get_form(request, instance)(instance=instance)
+    data = {}
+    for name, field in form.fields.items():
+        value = field.prepare_value(form[name].value())
+        if value is not None:
+            data[name] = value
+    return data
+
+
+def test_a_lab_default_changed_in_the_admin_regrades_the_placements_following_it(
+    placed, lab_members, lab, admin_client, admin_user
+):
+    """Found by review: the quiz's admin regraded the placements that follow a changed
+    default (decisions §28) and the lab's admin saved the lab alone, so its grades stayed
+    by the old method until a student's next run."""
+    learner, _ = lab_members
+    now = timezone.now()
+    for number, score in ((1, "0.9"), (2, "0.4")):
+        measured_run(
+            placed, learner.user, number, now + timedelta(minutes=number), score=Decimal(score)
+        )
+    recompute_placement(placement=placed, actor=None)
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 90
+
+    data = _admin_form_data(admin_user, Lab, lab) | {"grading_method": "last"}
+    response = admin_client.post(reverse("admin:labs_lab_change", args=[lab.pk]), data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 40
+    assert GradeChange.objects.filter(cause=ChangeCause.SETTINGS).count() == 1
+
+
+def test_the_admin_cannot_change_what_a_lab_measures(lab, admin_client, admin_user):
+    """Found by review: the lab's admin form offered its model and budget as fields. Changed
+    there, the lab kept the reference measured for the old model (only a new budget made it
+    measure again), and runs were graded against it; its content hash no longer said what it
+    held. A lab's content comes from its file (load_labs), which empties the reference."""
+    lab.reference = {"kept": True}
+    lab.save()
+    data = _admin_form_data(admin_user, Lab, lab) | {
+        "blocks": 4,
+        "width": 32,
+        "model_kind": "transformer",
+        "budget_bytes": 1,
+        "reference": "{}",
+        "content_hash": "changed",
+    }
+    change_page = reverse("admin:labs_lab_change", args=[lab.pk])
+    assert admin_client.get(change_page).status_code == 200  # shown
+    admin_client.post(change_page, data)
+
+    lab.refresh_from_db()
+    assert (lab.blocks, lab.width, lab.model_kind) == (8, 16, "chain")
+    assert (lab.reference, lab.content_hash) == ({"kept": True}, "test")
