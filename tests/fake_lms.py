@@ -23,6 +23,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 
+from .http_servers import serve_in_thread
+
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 FAILURE_MODES = ("500", "429", "hang", "drop")
 
@@ -60,7 +62,7 @@ class FakeLms:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LmsHandler)
         self.httpd.lms = self
         self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_thread(self.httpd)
 
     @property
     def base(self) -> str:

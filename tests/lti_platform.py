@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import json
-import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +24,8 @@ from lti1p3platform.registration import Registration as PlatformRegistration
 from lti1p3platform.request import Request
 
 from lti.models import Deployment, Registration
+
+from .http_servers import serve_in_thread
 
 TOOL = "http://testserver"
 LAUNCH_URL = f"{TOOL}/lti/launch/"
@@ -128,8 +129,7 @@ class PlatformServer:
                     self._send(200, {**body, **server.registration_reply})
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_thread(self.httpd)
 
     @property
     def base(self) -> str:

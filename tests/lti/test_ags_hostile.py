@@ -5,7 +5,6 @@ another host. Each against the fake LMS, a real HTTP server."""
 
 from __future__ import annotations
 
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -17,6 +16,7 @@ from lti import claims as c
 from lti.models import Membership
 from lti.services import sync_roster
 from tests.grades_helpers import finish_attempt, graded_placement, student
+from tests.http_servers import serve_in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -133,7 +133,7 @@ def other_host():
         do_GET = do_POST = do_PUT = _any  # noqa: N815
 
     server = ThreadingHTTPServer(("127.0.0.2", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     yield f"http://127.0.0.2:{server.server_address[1]}", seen
     server.shutdown()
 

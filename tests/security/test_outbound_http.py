@@ -19,6 +19,7 @@ from lti import claims as c
 from lti.errors import LaunchError
 from lti.models import Registration
 from lti.platform_keys import forget_keyset, platform_key
+from tests.http_servers import serve_in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,7 @@ class Recorder:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_thread(self.httpd)
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -279,7 +280,7 @@ class ForwardProxy:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_thread(self.httpd)
 
     def stop(self) -> None:
         self.httpd.shutdown()

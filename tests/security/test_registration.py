@@ -14,6 +14,7 @@ import pytest
 from django.test import Client
 
 from lti.models import Deployment, Registration
+from tests.http_servers import serve_in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -165,7 +166,7 @@ def redirector(moodle):
     """A server on another port that redirects to the platform's real configuration."""
     handler = type("Handler", (_Redirecting,), {"target": params(moodle)["openid_configuration"]})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    serve_in_thread(httpd)
     yield f"http://127.0.0.1:{httpd.server_address[1]}/.well-known/openid-configuration"
     httpd.shutdown()
     httpd.server_close()
