@@ -115,8 +115,9 @@ class RegradeAdmin(ReadOnlyAdmin):
 class ActivityAdmin(admin.ModelAdmin):
     """An activity (a quiz, a lab): its content is loaded from its file by its kind's load
     command, which keeps versions and measured references in step with it, so the admin
-    shows it; the defaults a placement follows (``editable_fields``) are changed here, and
-    a change regrades the placements whose rules it changes, as their own settings do."""
+    shows it. What ``editable_fields`` names is changed here: the defaults a placement
+    follows, whose change regrades the placements whose rules it changes (as their own
+    settings do), and wording the activity's own row holds."""
 
     kind: registry.ActivityKind
     editable_fields: tuple[str, ...] = ("max_attempts", "grading_method")

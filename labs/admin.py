@@ -10,7 +10,8 @@ from .models import Lab, LabRun, LabSchedule
 @admin.register(Lab)
 class LabAdmin(ActivityAdmin):
     kind = LAB
-    editable_fields = ("max_runs", "grading_method")
+    # Its wording can be corrected here, as a quiz's can (decision 53).
+    editable_fields = ("title", "instructions", "max_runs", "grading_method")
     list_display = ["slug", "model_kind", "blocks", "width", "batch", "budget_bytes"]
 
 

@@ -845,7 +845,8 @@ def test_the_admin_cannot_change_what_a_lab_measures(lab, admin_client, admin_us
     """Found by review: the lab's admin form offered its model and budget as fields. Changed
     there, the lab kept the reference measured for the old model (only a new budget made it
     measure again), and runs were graded against it; its content hash no longer said what it
-    held. A lab's content comes from its file (load_labs), which empties the reference."""
+    held. A lab's content comes from its file (load_labs), which empties the reference; its
+    wording can still be corrected there, as a quiz's can."""
     lab.reference = {"kept": True}
     lab.save()
     data = _admin_form_data(admin_user, Lab, lab) | {
@@ -855,6 +856,7 @@ def test_the_admin_cannot_change_what_a_lab_measures(lab, admin_client, admin_us
         "budget_bytes": 1,
         "reference": "{}",
         "content_hash": "changed",
+        "title": '{"en": "Tiny chain, corrected", "ru": "Маленькая цепочка"}',
     }
     change_page = reverse("admin:labs_lab_change", args=[lab.pk])
     assert admin_client.get(change_page).status_code == 200  # shown
@@ -862,4 +864,5 @@ def test_the_admin_cannot_change_what_a_lab_measures(lab, admin_client, admin_us
 
     lab.refresh_from_db()
     assert (lab.blocks, lab.width, lab.model_kind) == (8, 16, "chain")
-    assert (lab.reference, lab.content_hash) == ({"kept": True}, "test")
+    assert (lab.reference, lab.content_hash, lab.budget_bytes) == ({"kept": True}, "test", 3592)
+    assert lab.title["en"] == "Tiny chain, corrected"  # its wording can be corrected
