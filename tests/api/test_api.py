@@ -7,12 +7,14 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from activities.models import Grade, GradeOverride, Regrade
 from api.tokens import create_token, revoke_token
 from assessments.models import Attempt, Option
 from gradesync.models import GradeSync
 from lti.models import Membership, Role
+from tests.admin_forms import unchanged_form_data
 from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
@@ -334,6 +336,45 @@ def test_tokens_are_created_hashed_listed_and_revoked(world):
         "/api/v1/tokens/", {"name": "x", "course": None}, content_type="application/json"
     )
     assert site.status_code == 403
+
+
+def test_the_admin_shows_tokens_revokes_them_and_makes_or_widens_none(world, admin_user):
+    """Found by review: the admin's add form stored a token with an empty prefix and hash,
+    which no value matches and whose secret no one saw, and a second one was a server error
+    (the prefix is unique); its change form could clear a revocation or widen a token's
+    course and rights past the checks the API makes (api.views.TokenViewSet)."""
+    from api.models import ApiToken
+
+    admin = Client(raise_request_exception=False)
+    admin.force_login(admin_user)
+    add = reverse("admin:api_apitoken_add")
+    for name in ("one", "two"):
+        refused = admin.post(add, {"name": name, "context": "", "created_by": admin_user.pk})
+        assert refused.status_code == 403
+    assert not ApiToken.objects.filter(name__in=("one", "two")).exists()
+
+    revoked = ApiToken.objects.get(name="old")
+    admin.post(
+        reverse("admin:api_apitoken_change", args=[revoked.pk]),
+        unchanged_form_data(admin_user, ApiToken, revoked)
+        | {"revoked_at_0": "", "revoked_at_1": "", "context": world.b.context_id},
+    )
+    revoked.refresh_from_db()
+    assert revoked.revoked_at is not None
+    assert revoked.context_id == world.a.context_id
+    refused = Client(HTTP_AUTHORIZATION=f"Bearer {world.revoked_token}").get("/api/v1/grades/")
+    assert refused.status_code == 401
+
+    read = ApiToken.objects.get(name="read")
+    revoke = admin.post(
+        reverse("admin:api_apitoken_changelist"),
+        {"action": "revoke_tokens", "_selected_action": [read.pk]},
+    )
+    assert revoke.status_code == 302
+    read.refresh_from_db()
+    assert read.revoked_at is not None
+    refused = Client(HTTP_AUTHORIZATION=f"Bearer {world.read_token}").get("/api/v1/grades/")
+    assert refused.status_code == 401
 
 
 def test_a_course_token_stops_working_when_its_creator_stops_teaching(world):

@@ -23,6 +23,7 @@ from labs.grading import GradedRun, lab_grade_fraction
 from labs.models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Context, Membership, Role
 from ops import jobs
+from tests.admin_forms import unchanged_form_data
 from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
@@ -802,22 +803,6 @@ def test_runs_graded_by_the_first_scoring_keep_their_grade_until_measured_again(
     assert "0 runs graded by an earlier scoring" in out.getvalue()
 
 
-def _admin_form_data(admin_user, model_admin_of, instance) -> dict:
-    """What the admin's change form of ``instance`` posts unchanged, field by field."""
-    from django.contrib import admin
-    from django.test import RequestFactory
-
-    request = RequestFactory().get("/")
-    request.user = admin_user
-    form = admin.site.get_model_admin(model_admin_of).get_form(request, instance)(instance=instance)
-    data = {}
-    for name, field in form.fields.items():
-        value = field.prepare_value(form[name].value())
-        if value is not None:
-            data[name] = value
-    return data
-
-
 def test_a_lab_default_changed_in_the_admin_regrades_the_placements_following_it(
     placed, lab_members, lab, admin_client, admin_user
 ):
@@ -833,7 +818,7 @@ def test_a_lab_default_changed_in_the_admin_regrades_the_placements_following_it
     recompute_placement(placement=placed, actor=None)
     assert Grade.objects.get(user=learner.user, placement=placed).score_given == 90
 
-    data = _admin_form_data(admin_user, Lab, lab) | {"grading_method": "last"}
+    data = unchanged_form_data(admin_user, Lab, lab) | {"grading_method": "last"}
     response = admin_client.post(reverse("admin:labs_lab_change", args=[lab.pk]), data)
 
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -849,7 +834,7 @@ def test_the_admin_cannot_change_what_a_lab_measures(lab, admin_client, admin_us
     wording can still be corrected there, as a quiz's can."""
     lab.reference = {"kept": True}
     lab.save()
-    data = _admin_form_data(admin_user, Lab, lab) | {
+    data = unchanged_form_data(admin_user, Lab, lab) | {
         "blocks": 4,
         "width": 32,
         "model_kind": "transformer",
