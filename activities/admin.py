@@ -1,7 +1,9 @@
+from django import forms
 from django.contrib import admin
 from django.db import transaction
 
 from . import registry
+from .content import ContentError, texts_by_language
 from .models import ChangeCause, Grade, GradeChange, GradeOverride, Placement, Regrade
 from .services import change_activity_defaults, recompute_placement
 
@@ -135,3 +137,26 @@ class ActivityAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change) -> None:
         fields = {name: form.cleaned_data[name] for name in form.changed_data}
         change_activity_defaults(self.kind, obj, actor=request.user, **fields)
+
+
+class WordingForm(forms.ModelForm):
+    """The admin form of a row with wording (JSON: a text per language) that may be
+    corrected there, named in ``wording``: each is checked as a content file's is
+    (activities.content.texts_by_language), since pages read a text per language from it."""
+
+    wording: tuple[str, ...] = ()
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        for name in self.wording:
+            if name in cleaned:  # not read-only, and a JSON value
+                try:
+                    cleaned[name] = texts_by_language(cleaned[name], name)
+                except ContentError as error:
+                    self.add_error(name, str(error))
+        return cleaned
+
+
+def wording_form(*names: str) -> type[WordingForm]:
+    """A ``WordingForm`` checking the fields ``names``, for a ModelAdmin's ``form``."""
+    return type("WordingForm", (WordingForm,), {"wording": names})

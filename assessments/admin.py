@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from activities.admin import ActivityAdmin, ReadOnlyAdmin
+from activities.admin import ActivityAdmin, ReadOnlyAdmin, wording_form
 
 from .activity import QUIZ
 from .models import Attempt, Option, Question, Quiz, QuizVersion, Response
@@ -24,9 +24,16 @@ class QuestionInline(admin.TabularInline):
 
 @admin.register(QuizVersion)
 class QuizVersionAdmin(admin.ModelAdmin):
+    """A version's title and introduction can be corrected here (decision 53); versions are
+    made by loading content (load_quiz), which numbers them and fills in their questions."""
+
+    form = wording_form("title", "intro")
     list_display = ["quiz", "number", "content_hash", "created_at"]
     readonly_fields = ["quiz", "number", "content_hash", "created_at"]
     inlines = [QuestionInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 class OptionInline(admin.TabularInline):
@@ -43,6 +50,7 @@ class QuestionAdmin(admin.ModelAdmin):
     never change (attempts, grades and the per-process version layout rely on it: an edited
     quiz file becomes a new version)."""
 
+    form = wording_form("text", "explanation")
     list_display = ["version", "position", "key"]
     readonly_fields = ["version", "position", "key", "source_language"]
     inlines = [OptionInline]

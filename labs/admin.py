@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
-from activities.admin import ActivityAdmin
+from activities.admin import ActivityAdmin, wording_form
 
 from .activity import LAB
 from .models import Lab, LabRun, LabSchedule
@@ -12,6 +12,7 @@ class LabAdmin(ActivityAdmin):
     kind = LAB
     # Its wording can be corrected here, as a quiz's can (decision 53).
     editable_fields = ("title", "instructions", "max_runs", "grading_method")
+    form = wording_form("title", "instructions")
     list_display = ["slug", "model_kind", "blocks", "width", "batch", "budget_bytes"]
 
 

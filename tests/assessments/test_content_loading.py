@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
 from assessments.content import SEED_QUIZ_FILE
 from assessments.models import Option, Question, Quiz, QuizVersion
 from assessments.services import load_quiz
+from tests.admin_forms import unchanged_form_data
 from tests.quiz_helpers import answer_all, current_form, start
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +129,77 @@ def test_the_admin_cannot_point_a_quiz_at_content_it_did_not_load(
     results = learner_client.get(reverse("assessments:summary", args=[attempt.public_id]))
     assert results.status_code == 200
     assert "8 / 8" in results.content.decode()
+
+
+def _wording_cases():
+    from labs.models import Lab
+
+    return [
+        pytest.param(Question, "text", id="question"),
+        pytest.param(QuizVersion, "intro", id="version"),
+        pytest.param(Lab, "instructions", id="lab"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "typed", ['"What does activation checkpointing trade?"', '{"en": "Only English"}']
+)
+@pytest.mark.parametrize(("model", "field"), _wording_cases())
+def test_wording_corrected_in_the_admin_keeps_a_text_for_each_language(
+    admin_client, admin_user, learner_client, placement, model, field, typed
+):
+    """Found by review: a question's wording typed in the admin as the text itself (JSON,
+    but not a text per language) was saved, and every page showing the question then failed
+    with a server error; so with a version's title or introduction and a lab's wording. The
+    admin checks them as a content file's are, and says what is wrong."""
+    from tests.labs_helpers import small_lab
+
+    row = {
+        Question: lambda: (
+            Question.objects.filter(version__quiz__slug="gradient-checkpointing")
+            .order_by("position")
+            .first()
+        ),
+        QuizVersion: lambda: QuizVersion.objects.get(quiz__slug="gradient-checkpointing"),
+    }.get(model, small_lab)()
+    before = getattr(row, field)
+    change_page = reverse(
+        f"admin:{model._meta.app_label}_{model._meta.model_name}_change", args=[row.pk]
+    )
+
+    refused = admin_client.post(
+        change_page, unchanged_form_data(admin_user, model, row) | {field: typed}
+    )
+
+    assert refused.status_code == 200
+    assert "needs a text for each of en, ru" in refused.content.decode()
+    row.refresh_from_db()
+    assert getattr(row, field) == before
+    corrected = json.dumps(before | {"en": "Corrected."})
+    saved = admin_client.post(
+        change_page, unchanged_form_data(admin_user, model, row) | {field: corrected}
+    )
+    assert saved.status_code == 302
+    row.refresh_from_db()
+    assert getattr(row, field) == before | {"en": "Corrected."}
+    started = learner_client.post(reverse("assessments:start", args=[placement.pk]))
+    assert started.status_code == 200
+
+
+def test_versions_are_not_added_in_the_admin(admin_user, quiz):  # noqa: ARG001
+    """Found by review: the version admin's add form saved a version without a quiz or a
+    number, a server error. Versions come from loading content (load_quiz)."""
+    admin = Client(raise_request_exception=False)
+    admin.force_login(admin_user)
+    response = admin.post(
+        reverse("admin:assessments_quizversion_add"),
+        {
+            "title": '{"en": "A version", "ru": "Версия"}',
+            "intro": '{"en": "Intro", "ru": "Введение"}',
+            "source_language": "en",
+            "questions-TOTAL_FORMS": 0,
+            "questions-INITIAL_FORMS": 0,
+        },
+    )
+    assert response.status_code == 403
+    assert QuizVersion.objects.count() == 1
