@@ -89,10 +89,11 @@ class ActivityKind:
     # gradebook lists them, by student.
     work: Callable[[ResourceLink], QuerySet]
     tries: Callable[[ResourceLink, list[int]], dict[int, list[Any]]]
-    # The links that place the activity, and the rules in force at one that its grades
-    # follow (the attempt limit and grading method, after the placement's own settings):
-    # a change of the activity's defaults regrades the links whose rules it changes.
-    placements_of: Callable[[Any], list[ResourceLink]]
+    # ResourceLink's relation to the activity it places ("quiz_placement__quiz"), and the rules
+    # in force at a link that its grades follow (the attempt limit and grading method, after
+    # the placement's own settings): a change of an activity's defaults regrades the links
+    # whose rules it changes.
+    activity_relation: str
     rules: Callable[[ResourceLink], Any]
     # The management command that loads this kind's activities.
     load_command: str

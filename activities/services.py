@@ -101,13 +101,15 @@ def change_activity_defaults(
     """An administrator changes an activity's defaults (its attempt limit or grading
     method); every placement whose rules in force that changes is regraded at once, in the
     same transaction, as a placement's own change is (decisions §28)."""
-    before = {link.pk: kind.rules(link) for link in kind.placements_of(activity)}
+    placements = ResourceLink.objects.filter(**{kind.activity_relation: activity})
+    placements = placements.select_related("placement", kind.activity_relation)
+    before = {link.pk: kind.rules(link) for link in placements}
     for name, value in fields.items():
         setattr(activity, name, value)
     activity.save()
     return [
         recompute_placement(placement=link, actor=actor, cause=ChangeCause.SETTINGS)
-        for link in kind.placements_of(activity)  # read again, with the saved defaults
+        for link in placements.all()  # read again, with the saved defaults
         if link.pk in before and kind.rules(link) != before[link.pk]
     ]
 

@@ -104,14 +104,6 @@ def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
         mark_counted_attempts(student, link.pk)
 
 
-def _placements_of(quiz: Quiz) -> list[ResourceLink]:
-    return list(
-        ResourceLink.objects.filter(quiz_placement__quiz=quiz).select_related(
-            "placement", "quiz_placement__quiz"
-        )
-    )
-
-
 def _rules(link: ResourceLink) -> Any:
     from .selectors import attempt_policy
 
@@ -142,7 +134,7 @@ QUIZ = ActivityKind(
     regrade_applies_key=True,
     work=lambda link: Attempt.objects.filter(placement=link),
     tries=_tries,
-    placements_of=_placements_of,
+    activity_relation="quiz_placement__quiz",
     rules=_rules,
     apply_plan=_apply_plan,
     load_command="load_quiz",

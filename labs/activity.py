@@ -137,14 +137,6 @@ def _tries(link: ResourceLink, user_ids: list[int]) -> dict[int, list[Try]]:
     return by_student
 
 
-def _placements_of(lab: Lab) -> list[ResourceLink]:
-    return list(
-        ResourceLink.objects.filter(lab_placement__lab=lab).select_related(
-            "placement", "lab_placement__lab"
-        )
-    )
-
-
 def _rules(link: ResourceLink) -> Any:
     from .selectors import lab_policy
 
@@ -172,7 +164,7 @@ LAB = ActivityKind(
     regrade_applies_key=False,
     work=lambda link: LabRun.objects.filter(placement=link),
     tries=_tries,
-    placements_of=_placements_of,
+    activity_relation="lab_placement__lab",
     rules=_rules,
     method_labels=LAB_METHOD_LABELS,
     load_command="load_labs",

@@ -74,9 +74,7 @@ EXERCISE = ActivityKind(
     regrade_applies_key=False,
     work=lambda link: Submission.objects.filter(placement=link),
     tries=_tries,
-    placements_of=lambda exercise: list(
-        ResourceLink.objects.filter(exercise_placement__exercise=exercise)
-    ),
+    activity_relation="exercise_placement__exercise",
     rules=lambda _link: GradingMethod.HIGHEST,
     load_command="load_exercises",
 )
