@@ -5,6 +5,7 @@ the class, exports stream and parse, and only the course's staff get in."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import asdict
 from datetime import timedelta
@@ -15,13 +16,15 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
 
 from analytics.selectors import AttemptFilter, counted_attempts, quiz_dashboard
 from assessments.models import Attempt, Response
+from assessments.services import load_quiz
 from gradesync.models import GradeSync, SyncState
 from labs.models import LabRun, RunStatus
-from lti.models import Membership, Role
+from lti.models import Membership, ResourceLink, Role
 from tests.analytics.test_analytics_statistics import compute
 from tests.grades_helpers import finish_attempt, graded_placement, student
 from tests.labs_helpers import small_lab
@@ -367,3 +370,28 @@ def test_every_export_says_each_rows_course_role(dashboard_class):
         assert roles[str(teacher.pk)] == "staff", kind
         assert roles[str(students[0].pk)] == "learner", kind
         assert set(roles.values()) == {"staff", "learner"}, kind
+
+
+def test_the_dashboard_counts_the_quiz_placed_now_after_the_placement_is_re_pointed(
+    dashboard_class, seed_content
+):
+    """Found by review: an instructor re-pointed a placement with finished attempts at another
+    quiz, and its dashboard (where a staff launch lands) answered 500: the answers' questions
+    were looked up in the new quiz alone. The dashboard's statistics are of the quiz placed
+    now; attempts on the one placed before are not counted in them."""
+    placement, _students, teacher = dashboard_class
+    other = load_quiz(dataclasses.replace(seed_content, slug="another-quiz")).quiz
+    saved = teacher.post(
+        reverse("assessments:manage", args=[placement.pk]),
+        {"quiz": other.pk, "title": "Re-pointed", "max_attempts": 0, "grading_method": "highest"},
+    )
+    assert saved.status_code == 302
+    newcomer = student(placement, "newcomer")
+    finish_attempt(newcomer, placement, correct=4)
+
+    page = teacher.get(reverse("analytics:dashboard", args=[placement.pk]))
+
+    assert page.status_code == 200
+    dashboard = quiz_dashboard(ResourceLink.objects.get(pk=placement.pk), AttemptFilter())
+    assert dashboard.statistics.attempts == 1
+    assert dashboard.histogram[4] == (4, 1)
