@@ -10,10 +10,12 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from activities.content import LANGUAGES, ContentError, read_yaml, texts_by_language
+from activities.content import LANGUAGES, ContentError, read_yaml, slug_of, texts_by_language
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
 SEED_QUIZ_FILE = CONTENT_DIR / "gradient-checkpointing.yaml"
+# Question.key and Option.key hold this many characters.
+KEY_MAX_LENGTH = 32
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ def _language(value: object, where: str) -> str:
 def _key(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ContentError(f"{where}: needs a non-empty key")
+    if len(value) > KEY_MAX_LENGTH:
+        raise ContentError(f"{where}: a key has at most {KEY_MAX_LENGTH} characters")
     return value
 
 
@@ -102,7 +106,7 @@ def parse_quiz(data: object) -> QuizContent:
     if len({question.key for question in questions}) != len(questions):
         raise ContentError("questions: keys must be unique")
     return QuizContent(
-        slug=_key(data.get("slug"), "slug"),
+        slug=slug_of(data.get("slug"), "slug"),
         source_language=_language(data.get("source_language"), "source_language"),
         title=texts_by_language(data.get("title"), "title"),
         intro=texts_by_language(data.get("intro"), "intro"),

@@ -203,3 +203,40 @@ def test_versions_are_not_added_in_the_admin(admin_user, quiz):  # noqa: ARG001
     )
     assert response.status_code == 403
     assert QuizVersion.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda data: data["questions"][-1].update(key="q" * 33), r"questions\[8\]: .*32"),
+        (
+            lambda data: data["questions"][0]["options"][0].update(key="o" * 33),
+            r"questions\[1\]\.options\[1\]: .*32",
+        ),
+        (lambda data: data.update(slug="not a slug"), r"slug: must be a slug"),
+        (
+            lambda data: data["questions"][1]["text"].update(en="Why\x00?"),
+            r"questions\[2\]\.text\.en: contains a NUL character",
+        ),
+        (lambda data: data.update(slug="s" * 101), r"slug: .*at most 100 characters"),
+    ],
+)
+def test_a_key_or_slug_the_database_cannot_hold_is_refused_with_where(tmp_path, edit, message):
+    """Found by review: a question key over 32 characters passed the file's checks and met
+    the database's limit as a traceback; the keys' and slug's limits are the file's rules,
+    and so is PostgreSQL's refusal of NUL in text."""
+    path = edited_seed(tmp_path, edit)
+    with pytest.raises(CommandError, match=message):
+        call_command("load_quiz", str(path), stdout=StringIO())
+    assert not Quiz.objects.exists()
+
+
+def test_the_files_limits_are_the_databases():
+    from activities.content import SLUG_MAX_LENGTH
+    from assessments.content import KEY_MAX_LENGTH
+    from labs.models import Lab
+
+    assert Question._meta.get_field("key").max_length == KEY_MAX_LENGTH
+    assert Option._meta.get_field("key").max_length == KEY_MAX_LENGTH
+    assert Quiz._meta.get_field("slug").max_length == SLUG_MAX_LENGTH
+    assert Lab._meta.get_field("slug").max_length == SLUG_MAX_LENGTH

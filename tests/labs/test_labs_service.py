@@ -642,6 +642,57 @@ def test_a_bad_labs_file_is_refused_with_where_and_why(tmp_path):
     assert not Lab.objects.exists()  # nothing loaded, not even the valid labs before it
 
 
+def _bad_last_lab(field, value):
+    def edit(entries):
+        if field == "seed":
+            entries[-1]["model"]["seed"] = value
+        elif field == "entry":
+            entries[-1] = value
+        elif field == "duplicate":
+            entries[-1]["slug"] = entries[0]["slug"]
+        else:
+            entries[-1][field] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("max_runs", -1, r"max_runs: must be a whole number from 0 to 2147483647"),
+        ("max_runs", "ten", r"max_runs: must be a whole number from 0 to 2147483647"),
+        ("max_runs", True, r"max_runs: must be a whole number from 0 to 2147483647"),
+        ("slug", "x" * 101, r"slug: must be a slug .* at most 100 characters"),
+        ("slug", "two words", r"slug: must be a slug"),
+        ("budget_bytes", 2**64, r"budget_bytes: must be a whole number from 1 to"),
+        ("seed", 2**40, r"model\.seed: must be a whole number from"),
+        ("entry", "just text", r"labs\[\d+\]: must be a mapping"),
+        ("duplicate", None, r"slug: .* appears twice"),
+    ],
+)
+@pytest.mark.usefixtures("db")
+def test_a_labs_file_with_a_bad_last_lab_is_refused_and_loads_nothing(
+    tmp_path, field, value, message
+):
+    """Found by review: a last lab with a run limit below zero or in words, an overlong
+    slug or a budget past the database's integers was met by a traceback (an integrity,
+    value, data or overflow error) instead of a message, with the labs before it loaded."""
+    from io import StringIO
+
+    import yaml
+    from django.core.management import CommandError, call_command
+
+    from labs.content import LABS_FILE
+
+    entries = yaml.safe_load(LABS_FILE.read_text(encoding="utf-8"))
+    _bad_last_lab(field, value)(entries)
+    edited = tmp_path / "labs.yaml"
+    edited.write_text(yaml.safe_dump(entries, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(CommandError, match=message):
+        call_command("load_labs", str(edited), stdout=StringIO())
+    assert not Lab.objects.exists()
+
+
 # --- Found in review: the scoring --------------------------------------------------------
 
 

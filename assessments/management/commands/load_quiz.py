@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from assessments.content import SEED_QUIZ_FILE, ContentError, read_quiz_file
 from assessments.services import load_quiz
@@ -27,6 +28,11 @@ class Command(BaseCommand):
                 content = read_quiz_file(path)
             except ContentError as error:
                 raise CommandError(str(error)) from error
-            result = load_quiz(content)
+            try:
+                result = load_quiz(content)  # one transaction
+            except DatabaseError as error:
+                raise CommandError(
+                    f"{path}: the database refused the quiz; not loaded: {error}"
+                ) from error
             state = "loaded as new" if result.created else "unchanged, current is"
             self.stdout.write(f"{result.quiz.slug}: {state} version {result.version.number}")

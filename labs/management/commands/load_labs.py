@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, transaction
 
 from activities.content import ContentError
 from labs.content import LABS_FILE, parse_labs
@@ -23,8 +24,14 @@ class Command(BaseCommand):
             labs = parse_labs(path)
         except ContentError as error:
             raise CommandError(str(error)) from error
-        for content in labs:
-            lab, changed = load_lab(content)
+        try:
+            with transaction.atomic():  # all the file's labs, or none
+                loaded = [load_lab(content) for content in labs]
+        except DatabaseError as error:
+            raise CommandError(
+                f"{path}: the database refused the labs; none loaded: {error}"
+            ) from error
+        for lab, changed in loaded:
             self.stdout.write(f"{lab.slug}: {'loaded' if changed else 'unchanged'}")
             if references:
                 try:
