@@ -164,3 +164,13 @@ class ScheduleForm(forms.ModelForm):
         penalty.widget.attrs["max"] = 100
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].validators.append(validate_moment)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name in ("opens_at", "due_at", "closes_at"):
+            # The page shows times to the minute: one sent back as shown is the stored time
+            # (which may have seconds, from deep linking), not a change of the schedule.
+            value, stored = cleaned.get(name), getattr(self.instance, name)
+            if value and stored and value == stored.replace(second=0, microsecond=0):
+                cleaned[name] = stored
+        return cleaned

@@ -642,6 +642,40 @@ def test_a_bad_labs_file_is_refused_with_where_and_why(tmp_path):
     assert not Lab.objects.exists()  # nothing loaded, not even the valid labs before it
 
 
+def test_a_schedule_saved_as_shown_keeps_its_seconds_and_regrades_no_one(placed, lab_members):
+    """Found by review: the manage page shows times to the minute, so saving it unchanged cut
+    a due time that had seconds (one placed by deep linking) and, the due time having moved,
+    regraded the class: a run submitted in those seconds became late."""
+    learner, staff = lab_members
+    due = (timezone.now() + timedelta(days=1)).replace(second=42, microsecond=0)
+    services.update_schedule(
+        placed, due_at=due, late_policy=LatePolicy.PENALTY, late_penalty_percent=50
+    )
+    measured_run(placed, learner.user, 1, due - timedelta(seconds=10), score=Decimal("0.8"))
+    recompute_placement(placement=placed, actor=None)
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 80
+    changes = GradeChange.objects.count()
+    instructor = launched_client(staff)
+    page = instructor.get(f"/lab/{placed.pk}/manage/").content.decode()
+    shown = re.search(r'name="due_at" value="([^"]+)"', page)[1]
+
+    saved = instructor.post(
+        f"/lab/{placed.pk}/manage/",
+        {"due_at": shown, "late_policy": "penalty", "late_penalty_percent": "50"},
+    )
+
+    assert saved.status_code == 302
+    assert LabSchedule.objects.get(pk=placed.pk).due_at == due
+    assert GradeChange.objects.count() == changes
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 80
+    moved = instructor.post(
+        f"/lab/{placed.pk}/manage/",
+        {"due_at": "2031-01-02T10:00", "late_policy": "penalty", "late_penalty_percent": "50"},
+    )
+    assert moved.status_code == 302
+    assert LabSchedule.objects.get(pk=placed.pk).due_at.year == 2031  # a change still is one
+
+
 def _bad_last_lab(field, value):
     def edit(entries):
         if field == "seed":
