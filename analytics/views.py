@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
@@ -50,9 +51,12 @@ def export(request: HttpRequest, placement_id: int, kind: str) -> StreamingHttpR
     offered = EXPORTS.get(registry.kind_of(placement).key, ())
     if kind not in offered:
         raise Http404("No such export for this activity.")
-    name = f"{slugify(placement.title or placement.resource_link_id)}-{kind}.csv"
+    # Named in the title's own script (a Russian course's titles are Cyrillic), as RFC 6266's
+    # filename* carries it.
+    named = slugify(placement.title or placement.resource_link_id, allow_unicode=True)
+    name = f"{named or f'activity-{placement.pk}'}-{kind}.csv"
     return StreamingHttpResponse(
         stream_csv(kind, placement),
         content_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": content_disposition_header(True, name)},
     )

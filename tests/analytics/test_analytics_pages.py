@@ -197,6 +197,28 @@ def test_dashboard_page_and_its_csv_exports(dashboard_class):
     assert "Enter a valid date" in bad.content.decode()
 
 
+@pytest.mark.parametrize(
+    ("title", "disposition"),
+    [
+        ("Quiz 1: basics", 'attachment; filename="quiz-1-basics-grades.csv"'),
+        (
+            "Контрольная работа",
+            "attachment; filename*=utf-8''%D0%BA%D0%BE%D0%BD%D1%82%D1%80%D0%BE%D0%BB%D1%8C"
+            "%D0%BD%D0%B0%D1%8F-%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B0-grades.csv",
+        ),
+        ("!!!", 'attachment; filename="activity-{pk}-grades.csv"'),
+    ],
+)
+def test_an_export_is_named_after_its_activity_in_any_script(dashboard_class, title, disposition):
+    """Found by review: a title in Cyrillic, likely in a Russian course, slugified to nothing
+    and every export of the activity downloaded as "-grades.csv"."""
+    placement, _students, client = dashboard_class
+    ResourceLink.objects.filter(pk=placement.pk).update(title=title)
+    response = client.get(f"/dashboard/{placement.pk}/grades.csv")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == disposition.format(pk=placement.pk)
+
+
 def test_only_the_courses_staff_see_dashboards(dashboard_class):
     placement, students, _client = dashboard_class
     learner = launched_client(Membership.objects.get(user=students[0]))
