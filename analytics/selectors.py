@@ -145,7 +145,7 @@ def _attempt_tables(counted: QuerySet[Attempt]) -> tuple[dict[int, int], dict[st
     return dict(totals), dict(languages)
 
 
-def _response_table(quiz_id: int, counted: QuerySet[Attempt]) -> list[dict[str, Any]]:
+def _response_table(counted: QuerySet[Attempt]) -> list[dict[str, Any]]:
     """One row per (question, option, right or wrong, attempt total): counts and time.
     Grouped by ids (no join to the question and option tables over every response), then
     named by their stable keys, which hold across quiz versions."""
@@ -155,9 +155,15 @@ def _response_table(quiz_id: int, counted: QuerySet[Attempt]) -> list[dict[str, 
         .annotate(n=Count("pk"), seconds=Sum("seconds_spent"), timed=Count("seconds_spent"))
         .order_by()
     )
-    question_keys = dict(Question.objects.filter(version__quiz_id=quiz_id).values_list("pk", "key"))
+    # The questions the answers were given to, whichever quiz placed them: a placement
+    # re-pointed at another quiz keeps its attempts on the one placed before.
+    question_keys = dict(
+        Question.objects.filter(pk__in={row["question_id"] for row in rows}).values_list(
+            "pk", "key"
+        )
+    )
     option_keys = dict(
-        Option.objects.filter(question__version__quiz_id=quiz_id).values_list("pk", "key")
+        Option.objects.filter(pk__in={row["option_id"] for row in rows}).values_list("pk", "key")
     )
     for row in rows:
         row["question__key"] = question_keys[row["question_id"]]
@@ -232,13 +238,10 @@ def sync_summary(placement: ResourceLink) -> SyncSummary:
 def quiz_dashboard(
     placement: ResourceLink, rules: AttemptFilter, language: str = "en"
 ) -> QuizDashboard:
-    quiz = placed_quiz(placement)
-    # The statistics are of the quiz placed now: a placement re-pointed at another quiz keeps
-    # its attempts on the one placed before, whose questions are not this quiz's.
-    counted = counted_attempts(placement, rules).filter(quiz_version__quiz=quiz)
+    counted = counted_attempts(placement, rules)
     totals, languages = _attempt_tables(counted)
-    table = _response_table(quiz.pk, counted)
-    version = current_version(quiz)
+    table = _response_table(counted)
+    version = current_version(placed_quiz(placement))
     questions = list(version.questions.prefetch_related("options").order_by("position"))
     maximum = len(questions)
 

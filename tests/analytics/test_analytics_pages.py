@@ -394,13 +394,13 @@ def test_every_export_says_each_rows_course_role(dashboard_class):
         assert set(roles.values()) == {"staff", "learner"}, kind
 
 
-def test_the_dashboard_counts_the_quiz_placed_now_after_the_placement_is_re_pointed(
+def test_the_dashboard_of_a_placement_re_pointed_at_another_quiz_counts_all_its_attempts(
     dashboard_class, seed_content
 ):
     """Found by review: an instructor re-pointed a placement with finished attempts at another
     quiz, and its dashboard (where a staff launch lands) answered 500: the answers' questions
-    were looked up in the new quiz alone. The dashboard's statistics are of the quiz placed
-    now; attempts on the one placed before are not counted in them."""
+    were looked up in the new quiz alone. The dashboard counts the placement's attempts as its
+    grades do, the answers named by their questions' keys whichever quiz those were in."""
     placement, _students, teacher = dashboard_class
     other = load_quiz(dataclasses.replace(seed_content, slug="another-quiz")).quiz
     saved = teacher.post(
@@ -415,5 +415,6 @@ def test_the_dashboard_counts_the_quiz_placed_now_after_the_placement_is_re_poin
 
     assert page.status_code == 200
     dashboard = quiz_dashboard(ResourceLink.objects.get(pk=placement.pk), AttemptFilter())
-    assert dashboard.statistics.attempts == 1
-    assert dashboard.histogram[4] == (4, 1)
+    assert dashboard.statistics.attempts == 14  # the class's 13 and the newcomer's
+    assert dashboard.histogram[4] == (4, 2)  # one of the class's, and the newcomer's
+    assert next(row for row in dashboard.questions if row.key == "q1").answered == 14
