@@ -354,12 +354,15 @@ def test_the_admin_shows_tokens_revokes_them_and_makes_or_widens_none(world, adm
     assert not ApiToken.objects.filter(name__in=("one", "two")).exists()
 
     revoked = ApiToken.objects.get(name="old")
-    admin.post(
+    saved = admin.post(
         reverse("admin:api_apitoken_change", args=[revoked.pk]),
         unchanged_form_data(admin_user, ApiToken, revoked)
-        | {"revoked_at_0": "", "revoked_at_1": "", "context": world.b.context_id},
-    )
+        | {"name": "old, renamed", "revoked_at_0": "", "revoked_at_1": "",
+           "context": world.b.context_id, "can_write": ""},
+    )  # fmt: skip
+    assert saved.status_code == 302
     revoked.refresh_from_db()
+    assert revoked.name == "old, renamed"  # what the admin changes
     assert revoked.revoked_at is not None
     assert revoked.context_id == world.a.context_id
     refused = Client(HTTP_AUTHORIZATION=f"Bearer {world.revoked_token}").get("/api/v1/grades/")

@@ -727,6 +727,38 @@ def test_a_labs_file_with_a_bad_last_lab_is_refused_and_loads_nothing(
     assert not Lab.objects.exists()
 
 
+@pytest.mark.usefixtures("db")
+def test_a_labs_file_the_database_refuses_midway_loads_nothing_and_says_so():
+    """The file's checks hold the columns' limits; a refusal they did not foresee (here a
+    trigger of the database's own, on the file's last lab) still loads none of the file."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+    from django.db import connection
+
+    from labs.content import parse_labs
+
+    last = parse_labs()[-1].slug
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "CREATE FUNCTION refuse_lab() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$"
+            )
+            cursor.execute(
+                "CREATE TRIGGER refuse_lab BEFORE INSERT ON labs_lab FOR EACH ROW "
+                f"WHEN (NEW.slug = '{last}') EXECUTE FUNCTION refuse_lab()"
+            )
+        else:
+            cursor.execute(
+                f"CREATE TRIGGER refuse_lab BEFORE INSERT ON labs_lab WHEN NEW.slug = '{last}' "
+                "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+            )
+    with pytest.raises(CommandError, match="the database refused the labs; none loaded"):
+        call_command("load_labs", stdout=StringIO())
+    assert not Lab.objects.exists()
+
+
 # --- Found in review: the scoring --------------------------------------------------------
 
 
