@@ -98,9 +98,10 @@ def place_from_launch(link: ResourceLink, custom: dict[str, Any]) -> registry.Ac
 def change_activity_defaults(
     kind: registry.ActivityKind, activity: Any, *, actor: User | None, **fields: object
 ) -> list[Regrade]:
-    """An administrator changes an activity's defaults (its attempt limit or grading
-    method); every placement whose rules in force that changes is regraded at once, in the
-    same transaction, as a placement's own change is (decisions §28)."""
+    """An activity's fields change (an administrator's edit, an edited content file loaded);
+    every placement whose rules in force that changes (the default attempt limit or grading
+    method) is regraded at once, in the same transaction, as a placement's own change is
+    (decisions §28)."""
     placements = ResourceLink.objects.filter(**{kind.activity_relation: activity})
     placements = placements.select_related("placement", kind.activity_relation)
     before = {link.pk: kind.rules(link) for link in placements}

@@ -19,11 +19,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from activities.models import ChangeCause, Grade, Regrade
-from activities.services import recompute_placement, set_placement_grade
+from activities.services import (
+    change_activity_defaults,
+    recompute_placement,
+    set_placement_grade,
+)
 from lti.models import ResourceLink
 from ops import jobs
 
 from . import execution
+from .activity import LAB
 from .content import LabContent
 from .errors import (
     DemoQueueFull,
@@ -73,10 +78,10 @@ def load_lab(content: LabContent) -> tuple[Lab, bool]:
         return Lab.objects.create(slug=content.slug, **fields), True
     if lab.content_hash == content.content_hash:
         return lab, False
-    for name, value in fields.items():
-        setattr(lab, name, value)
-    lab.reference = None  # another model or budget: computed again before the next run
-    lab.save()
+    # Another model or budget: the reference is computed again before the next run. Another
+    # default run limit or grading method regrades the placements following it, as a change
+    # in the admin does.
+    change_activity_defaults(LAB, lab, actor=None, reference=None, **fields)
     return lab, True
 
 

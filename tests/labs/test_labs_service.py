@@ -676,6 +676,32 @@ def test_a_schedule_saved_as_shown_keeps_its_seconds_and_regrades_no_one(placed,
     assert LabSchedule.objects.get(pk=placed.pk).due_at.year == 2031  # a change still is one
 
 
+def test_a_labs_file_that_changes_a_default_regrades_the_placements_following_it(lab_members):
+    """Found by review: loading an edited labs file saved a changed default grading method
+    and left the grades of the placements following it by the old one, as the admin did
+    before decision 91."""
+    import dataclasses
+
+    from labs.content import parse_labs
+
+    learner, _ = lab_members
+    content = parse_labs()[0]
+    lab, _changed = services.load_lab(dataclasses.replace(content, grading_method="highest"))
+    placed = lab_placement(learner.context, lab)
+    now = timezone.now()
+    for number, score in ((1, "0.9"), (2, "0.4")):
+        measured_run(
+            placed, learner.user, number, now + timedelta(minutes=number), score=Decimal(score)
+        )
+    recompute_placement(placement=placed, actor=None)
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 90
+
+    services.load_lab(dataclasses.replace(content, grading_method="last"))
+
+    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 40
+    assert GradeChange.objects.filter(cause=ChangeCause.SETTINGS).count() == 1
+
+
 def _bad_last_lab(field, value):
     def edit(entries):
         if field == "seed":
