@@ -1,6 +1,8 @@
 from django import forms
 from django.contrib import admin
 from django.db import transaction
+from django.db.models import Model
+from django.http import HttpRequest
 
 from . import registry
 from .content import ContentError, texts_by_language
@@ -124,17 +126,19 @@ class ActivityAdmin(admin.ModelAdmin):
     kind: registry.ActivityKind
     editable_fields: tuple[str, ...] = ("max_attempts", "grading_method")
 
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
         return [
             field.name
             for field in self.model._meta.fields
             if field.editable and not field.primary_key and field.name not in self.editable_fields
         ]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(self, request, obj, form, change) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: Model, form: forms.ModelForm, change: bool
+    ) -> None:
         fields = {name: form.cleaned_data[name] for name in form.changed_data}
         change_activity_defaults(self.kind, obj, actor=request.user, **fields)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -17,6 +17,9 @@ from lti.course import Landing
 from lti.models import ResourceLink
 
 from .models import QUIZ_KIND, Attempt, Quiz, QuizPlacement, Response
+
+if TYPE_CHECKING:
+    from .selectors import AttemptPolicy
 
 
 def _offered() -> dict[str, str]:
@@ -104,7 +107,7 @@ def _apply_plan(link: ResourceLink, plan: RegradePlan) -> None:
         mark_counted_attempts(student, link.pk)
 
 
-def _rules(link: ResourceLink) -> Any:
+def _rules(link: ResourceLink) -> AttemptPolicy:
     from .selectors import attempt_policy
 
     return attempt_policy(link)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.urls import reverse
@@ -18,6 +18,9 @@ from lti.models import ResourceLink
 from .forms import LAB_METHOD_LABELS, validate_moment
 from .grading import LAB_SCORE_MAXIMUM
 from .models import Lab, LabPlacement, LabRun, LatePolicy
+
+if TYPE_CHECKING:
+    from .selectors import LabRules
 
 SCHEDULE_FIELDS = ("opens_at", "due_at", "closes_at")
 CUSTOM_LATE_POLICY = "late_policy"
@@ -137,7 +140,7 @@ def _tries(link: ResourceLink, user_ids: list[int]) -> dict[int, list[Try]]:
     return by_student
 
 
-def _rules(link: ResourceLink) -> Any:
+def _rules(link: ResourceLink) -> LabRules:
     from .selectors import lab_policy
 
     return lab_policy(link)
