@@ -151,8 +151,11 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
 MAX_ID_LENGTH = 255
 
 
-def _is_id(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH
+def is_platform_id(value: object) -> bool:
+    """Whether a platform's id (a user's ``sub``, a context's or a link's id) can be kept: as
+    sent, never stripped, since the platform compares it as sent (a roster lists the
+    ``sub`` a launch gave)."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_ID_LENGTH
 
 
 # The URLs a launch gives that we render (as a form's action, a link) or call (AGS, NRPS).
@@ -197,16 +200,18 @@ def _check_message(payload: dict[str, Any], login: LoginState, tool_base_url: st
             deep_linking=c.DEEP_LINKING_REQUEST,
         )
     sub = payload.get("sub")
-    if not isinstance(sub, str) or not sub or len(sub) > MAX_ID_LENGTH:
+    if not is_platform_id(sub):
         raise LaunchError(_("The launch does not identify the user (sub)."))
     context = payload.get(c.CONTEXT)
-    if context is not None and not (isinstance(context, dict) and _is_id(context.get("id"))):
+    if context is not None and not (
+        isinstance(context, dict) and is_platform_id(context.get("id"))
+    ):
         raise LaunchError(_("The launch's context claim has no valid id."))
     if not isinstance(payload.get(c.ROLES), list):
         raise LaunchError(_("The launch has no roles claim."))
     if message_type == c.RESOURCE_LINK_REQUEST:
         link = payload.get(c.RESOURCE_LINK)
-        if not isinstance(link, dict) or not _is_id(link.get("id")):
+        if not isinstance(link, dict) or not is_platform_id(link.get("id")):
             raise LaunchError(_("The launch has no resource link id."))
     else:
         dl = payload.get(c.DL_SETTINGS)

@@ -17,7 +17,7 @@ from ops.text import holds_unstorable_text
 
 from . import claims as c
 from .course import course_side
-from .launch import LaunchMessage
+from .launch import LaunchMessage, is_platform_id
 from .models import Context, LtiUser, Membership, Registration, ResourceLink
 from .roles import course_role
 from .selectors import KnownMember, known_member
@@ -71,6 +71,9 @@ def _lti_user(
     return lti_user, True
 
 
+NAME_LENGTH = LtiUser._meta.get_field("name").max_length
+
+
 def _text(value: object, limit: int) -> str:
     """A claim's value as text, or empty when the platform sent something that is not one."""
     return value.strip()[:limit] if isinstance(value, str) else ""
@@ -81,7 +84,9 @@ def _personal_fields(source: Mapping[str, Any]) -> tuple[dict[str, str], dict[st
     a person: the Django user's fields and the platform user's. Only what the platform
     sends; an absent value changes nothing."""
     given, family = _text(source.get("given_name"), 150), _text(source.get("family_name"), 150)
-    name = _text(source.get("name"), 255) or " ".join(part for part in (given, family) if part)
+    # Two names of 150 joined are longer than the platform user's name holds.
+    joined = " ".join(part for part in (given, family) if part)[:NAME_LENGTH]
+    name = _text(source.get("name"), NAME_LENGTH) or joined
     email = _text(source.get("email"), 254)
     user_fields: dict[str, str] = {}
     lti_fields: dict[str, str] = {}
@@ -280,10 +285,10 @@ def sync_roster(context: Context) -> int:
 
 
 def _member_sub(member: dict) -> str:
-    """The member's user id as stored (``LtiUser.sub``), or empty when the LMS sent none
-    that can be."""
-    sub = _text(member.get("user_id"), 255)
-    return "" if holds_unstorable_text(sub) else sub
+    """The member's user id as a launch stores it (``LtiUser.sub``, as sent), or empty when
+    the LMS sent none that can be."""
+    sub = member.get("user_id")
+    return sub if is_platform_id(sub) and not holds_unstorable_text(sub) else ""
 
 
 def _storable_member(member: dict) -> bool:

@@ -16,7 +16,7 @@ from django.test import Client
 from labs.selectors import lab_policy
 from lti.models import Deployment, LtiUser, Membership, Registration, ResourceLink, ToolKey
 from lti.services import sync_roster
-from tests.grades_helpers import graded_placement
+from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import small_lab
 from tests.lti_platform import LAUNCH_URL, ROLE, launch, standard_claims, start_login
 
@@ -525,6 +525,8 @@ UNSTORABLE_MEMBERS = {
     "roles that are not all text": {"user_id": "bad", "roles": ["Learner", {"x": 1}]},
     "a user id that is not text": {"user_id": ["bad"], "roles": ["Learner"]},
     "an empty user id": {"user_id": " ", "roles": ["Learner"]},
+    # Cut to 255, two ids sharing those characters would have been one user.
+    "a user id over 255 characters": {"user_id": "u" * 256, "roles": ["Learner"]},
 }
 
 
@@ -579,3 +581,48 @@ def test_a_member_the_roster_lists_first_is_made_with_their_name(fake_lms, quiz)
     user = Membership.objects.select_related("user__lti_user").get().user
     assert (user.first_name, user.last_name, user.email) == ("Ann", "Ivanova", "ann@example.edu")
     assert (user.lti_user.name, user.lti_user.email) == ("Ann Ivanova", "ann@example.edu")
+
+
+def test_a_launched_member_whose_user_id_ends_in_a_space_stays_in_the_course(fake_lms, quiz):
+    """Found by review: a launch stores ``sub`` as sent and the roster stripped the same
+    user id, so a sync made a second user "ann" and took the launched "ann " out of the
+    course, on every run."""
+    placement = graded_placement(fake_lms, quiz)
+    student(placement, "ann ")
+    fake_lms.members = [{"user_id": "ann ", "roles": ["Learner"], "name": "Ann"}]
+    assert sync_roster(placement.context) == 1
+    memberships = dict(Membership.objects.values_list("user__lti_user__sub", "is_active"))
+    assert memberships == {"ann ": True}
+    assert list(LtiUser.objects.values_list("sub", flat=True)) == ["ann "]
+
+
+LONG_GIVEN, LONG_FAMILY = "G" * 200, "F" * 200  # and no "name": joined, 401 characters
+
+
+def test_a_roster_member_with_long_given_and_family_names_is_stored_with_the_rest(fake_lms, quiz):
+    """Found by review: with no "name", the given and family names joined overflowed the
+    platform user's name: the page's transaction failed, its good members with it, on every
+    run."""
+    context = graded_placement(fake_lms, quiz).context
+    fake_lms.members = [
+        {"user_id": "good", "roles": ["Learner"], "name": "Good"},
+        {"user_id": "long", "roles": ["Learner"], "given_name": LONG_GIVEN,
+         "family_name": LONG_FAMILY},
+    ]  # fmt: skip
+    sync_roster(context)
+    active = dict(Membership.objects.values_list("user__lti_user__sub", "is_active"))
+    assert active == {"good": True, "long": True}
+    name = LtiUser.objects.get(sub="long").name
+    assert name == f"{'G' * 150} {'F' * 150}"[:255]
+
+
+def test_a_launch_with_long_given_and_family_names_signs_in(platform):
+    """The same names in a launch were a server error."""
+    client = Client(raise_request_exception=False)
+    auth = start_login(client, platform)
+    claims = standard_claims(
+        platform, auth, given_name=LONG_GIVEN, family_name=LONG_FAMILY, name=None
+    )
+    response = client.post(LAUNCH_URL, {"id_token": platform.sign(claims), "state": auth["state"]})
+    assert response.status_code == 302, response.status_code
+    assert LtiUser.objects.get().name == f"{'G' * 150} {'F' * 150}"[:255]
