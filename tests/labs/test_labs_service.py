@@ -676,6 +676,15 @@ def test_a_schedule_saved_as_shown_keeps_its_seconds_and_regrades_no_one(placed,
     assert LabSchedule.objects.get(pk=placed.pk).due_at.year == 2031  # a change still is one
 
 
+def _best_run_then_a_worse_one(placed, user) -> None:
+    """Runs of 0.9 and then 0.4, graded by the best: 90."""
+    now = timezone.now()
+    for number, score in ((1, "0.9"), (2, "0.4")):
+        measured_run(placed, user, number, now + timedelta(minutes=number), score=Decimal(score))
+    recompute_placement(placement=placed, actor=None)
+    assert Grade.objects.get(user=user, placement=placed).score_given == 90
+
+
 def test_a_labs_file_that_changes_a_default_regrades_the_placements_following_it(lab_members):
     """Found by review: loading an edited labs file saved a changed default grading method
     and left the grades of the placements following it by the old one, as the admin did
@@ -688,13 +697,7 @@ def test_a_labs_file_that_changes_a_default_regrades_the_placements_following_it
     content = parse_labs()[0]
     lab, _changed = services.load_lab(dataclasses.replace(content, grading_method="highest"))
     placed = lab_placement(learner.context, lab)
-    now = timezone.now()
-    for number, score in ((1, "0.9"), (2, "0.4")):
-        measured_run(
-            placed, learner.user, number, now + timedelta(minutes=number), score=Decimal(score)
-        )
-    recompute_placement(placement=placed, actor=None)
-    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 90
+    _best_run_then_a_worse_one(placed, learner.user)
 
     services.load_lab(dataclasses.replace(content, grading_method="last"))
 
@@ -953,13 +956,7 @@ def test_a_lab_default_changed_in_the_admin_regrades_the_placements_following_it
     default (decisions §28) and the lab's admin saved the lab alone, so its grades stayed
     by the old method until a student's next run."""
     learner, _ = lab_members
-    now = timezone.now()
-    for number, score in ((1, "0.9"), (2, "0.4")):
-        measured_run(
-            placed, learner.user, number, now + timedelta(minutes=number), score=Decimal(score)
-        )
-    recompute_placement(placement=placed, actor=None)
-    assert Grade.objects.get(user=learner.user, placement=placed).score_given == 90
+    _best_run_then_a_worse_one(placed, learner.user)
 
     data = unchanged_form_data(admin_user, Lab, lab) | {"grading_method": "last"}
     response = admin_client.post(reverse("admin:labs_lab_change", args=[lab.pk]), data)
