@@ -71,7 +71,7 @@ def _lti_user(
     return lti_user, True
 
 
-NAME_LENGTH = LtiUser._meta.get_field("name").max_length
+NAME_LENGTH: int = LtiUser._meta.get_field("name").max_length or 255
 
 
 def _text(value: object, limit: int) -> str:
@@ -288,7 +288,9 @@ def _member_sub(member: dict) -> str:
     """The member's user id as a launch stores it (``LtiUser.sub``, as sent), or empty when
     the LMS sent none that can be."""
     sub = member.get("user_id")
-    return sub if is_platform_id(sub) and not holds_unstorable_text(sub) else ""
+    if isinstance(sub, str) and is_platform_id(sub) and not holds_unstorable_text(sub):
+        return sub
+    return ""
 
 
 def _storable_member(member: dict) -> bool:
