@@ -16,7 +16,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from .celery import app as celery_app
 
@@ -82,13 +82,13 @@ REQUIRED = frozenset({"database", "migrations"})
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
 @never_cache
-@require_GET
+@require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
     results: dict[str, str] = {}
     ready, degraded = True, False

@@ -16,6 +16,15 @@ def test_healthz_is_liveness_only(client):
     assert response.json() == {"status": "ok"}
 
 
+@pytest.mark.parametrize("probe", ["/healthz", "/readyz"])
+def test_a_probe_answers_head_as_it_answers_get(client, probe):
+    """Found by review: some load balancers probe with HEAD, which was refused (405)."""
+    got = client.get(probe)
+    head = client.head(probe)
+    assert head.status_code == got.status_code == 200
+    assert head.content == b""
+
+
 def test_readyz_reports_every_dependency(client):
     response = client.get("/readyz")
     assert response.status_code == 200
