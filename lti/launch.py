@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import jwt
 from django.conf import settings
@@ -151,7 +151,7 @@ def _check_nonce(payload: dict[str, Any], login: LoginState) -> None:
 MAX_ID_LENGTH = 255
 
 
-def is_platform_id(value: object) -> bool:
+def is_platform_id(value: object) -> TypeGuard[str]:
     """Whether a platform's id (a user's ``sub``, a context's or a link's id) can be kept: as
     sent, never stripped, since the platform compares it as sent (a roster lists the
     ``sub`` a launch gave)."""

@@ -6,7 +6,7 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import BaseUserManager
@@ -71,7 +71,7 @@ def _lti_user(
     return lti_user, True
 
 
-NAME_LENGTH: int = LtiUser._meta.get_field("name").max_length or 255
+NAME_LENGTH = cast(int, LtiUser._meta.get_field("name").max_length)
 
 
 def _text(value: object, limit: int) -> str:
@@ -288,9 +288,7 @@ def _member_sub(member: dict) -> str:
     """The member's user id as a launch stores it (``LtiUser.sub``, as sent), or empty when
     the LMS sent none that can be."""
     sub = member.get("user_id")
-    if isinstance(sub, str) and is_platform_id(sub) and not holds_unstorable_text(sub):
-        return sub
-    return ""
+    return sub if is_platform_id(sub) and not holds_unstorable_text(sub) else ""
 
 
 def _storable_member(member: dict) -> bool:

@@ -285,6 +285,8 @@ def test_the_hand_built_launch_without_a_defect_is_accepted(client, platform):
         ({LTI + "context": "course-1"}, "context claim has no valid id"),
         ({LTI + "context": {"id": ["a"]}}, "context claim has no valid id"),
         ({"sub": "s" * 256}, "does not identify the user"),
+        ({"sub": "   "}, "does not identify the user"),  # as a roster skips it (decision 94)
+        ({LTI + "context": {"id": " "}}, "context claim has no valid id"),
     ],
 )
 def test_malformed_ids_are_refused_not_stored(client, platform, overrides, reason):
