@@ -10,7 +10,7 @@ from .tokens import revoke_token
 class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens are made through the API (api.tokens.create_token, which shows the value once
     and stores its hash), where the course and rights are checked against the creator's. Here
-    they are shown, renamed and revoked; a revocation is not undone."""
+    they are shown, renamed, revoked and deleted; a revocation is not undone."""
 
     list_display = [
         "name",

@@ -368,6 +368,10 @@ def test_the_admin_shows_tokens_revokes_them_and_makes_or_widens_none(world, adm
     refused = Client(HTTP_AUTHORIZATION=f"Bearer {world.revoked_token}").get("/api/v1/grades/")
     assert refused.status_code == 401
 
+    deleted = admin.post(reverse("admin:api_apitoken_delete", args=[revoked.pk]), {"post": "yes"})
+    assert deleted.status_code == 302
+    assert not ApiToken.objects.filter(pk=revoked.pk).exists()  # and deleted there
+
     read = ApiToken.objects.get(name="read")
     revoke = admin.post(
         reverse("admin:api_apitoken_changelist"),

@@ -19,6 +19,7 @@ from assessments.models import Option, Question, Quiz, QuizVersion
 from assessments.services import load_quiz
 from labs.models import Lab
 from tests.admin_forms import unchanged_form_data
+from tests.db_refusal import refuse_inserts
 from tests.quiz_helpers import answer_all, current_form, start
 
 pytestmark = pytest.mark.django_db
@@ -132,12 +133,11 @@ def test_the_admin_cannot_point_a_quiz_at_content_it_did_not_load(
     assert "8 / 8" in results.content.decode()
 
 
-def _wording_cases():
-    return [
-        pytest.param(Question, "text", id="question"),
-        pytest.param(QuizVersion, "intro", id="version"),
-        pytest.param(Lab, "instructions", id="lab"),
-    ]
+WORDING_FIELDS = [
+    pytest.param(Question, "text", id="question"),
+    pytest.param(QuizVersion, "intro", id="version"),
+    pytest.param(Lab, "instructions", id="lab"),
+]
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def _wording_cases():
         ('{"en": "A NUL\\u0000 here", "ru": "Текст"}', "contains a NUL character"),
     ],
 )
-@pytest.mark.parametrize(("model", "field"), _wording_cases())
+@pytest.mark.parametrize(("model", "field"), WORDING_FIELDS)
 def test_wording_corrected_in_the_admin_keeps_a_text_for_each_language(
     admin_client, admin_user, learner_client, placement, model, field, typed, refusal
 ):
@@ -253,3 +253,27 @@ def test_the_files_limits_are_the_databases():
     assert Option._meta.get_field("key").max_length == KEY_MAX_LENGTH
     assert Quiz._meta.get_field("slug").max_length == SLUG_MAX_LENGTH
     assert Lab._meta.get_field("slug").max_length == SLUG_MAX_LENGTH
+
+
+def test_a_quiz_the_database_refuses_midway_is_a_command_error_and_loads_nothing():
+    """The file's checks hold the columns' limits; a refusal they did not foresee (here a
+    trigger of the database's own, on the quiz's last question) is a message, not a
+    traceback, and the quiz is not half-loaded."""
+    refuse_inserts("assessments_question", "key", "q8")
+    with pytest.raises(CommandError, match="the database refused the quiz; not loaded"):
+        call_command("load_quiz", stdout=StringIO())
+    assert not Quiz.objects.exists()
+    assert not Question.objects.exists()
+
+
+def test_quizzes_and_labs_are_not_added_in_the_admin(admin_user):
+    """Their content comes from their files: an activity added in the admin had no version
+    (a quiz) or a model and budget that no file or reference stood behind (a lab)."""
+    admin = Client(raise_request_exception=False)
+    admin.force_login(admin_user)
+    for model in ("assessments_quiz", "labs_lab"):
+        add = reverse(f"admin:{model}_add")
+        assert admin.get(add).status_code == 403
+        assert admin.post(add, {"slug": "added", "max_attempts": 0}).status_code == 403
+    assert not Quiz.objects.exists()
+    assert not Lab.objects.exists()

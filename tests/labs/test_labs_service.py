@@ -24,6 +24,7 @@ from labs.models import Lab, LabRun, LabSchedule, LatePolicy, RunStatus
 from lti.models import Context, Membership, Role
 from ops import jobs
 from tests.admin_forms import unchanged_form_data
+from tests.db_refusal import refuse_inserts
 from tests.grades_helpers import graded_placement, student
 from tests.labs_helpers import lab_placement, small_lab
 from tests.quiz_helpers import launched_client
@@ -763,26 +764,10 @@ def test_a_labs_file_the_database_refuses_midway_loads_nothing_and_says_so():
     from io import StringIO
 
     from django.core.management import CommandError, call_command
-    from django.db import connection
 
     from labs.content import parse_labs
 
-    last = parse_labs()[-1].slug
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "CREATE FUNCTION refuse_lab() RETURNS trigger LANGUAGE plpgsql AS "
-                "$$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$"
-            )
-            cursor.execute(
-                "CREATE TRIGGER refuse_lab BEFORE INSERT ON labs_lab FOR EACH ROW "
-                f"WHEN (NEW.slug = '{last}') EXECUTE FUNCTION refuse_lab()"
-            )
-        else:
-            cursor.execute(
-                f"CREATE TRIGGER refuse_lab BEFORE INSERT ON labs_lab WHEN NEW.slug = '{last}' "
-                "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
-            )
+    refuse_inserts("labs_lab", "slug", parse_labs()[-1].slug)
     with pytest.raises(CommandError, match="the database refused the labs; none loaded"):
         call_command("load_labs", stdout=StringIO())
     assert not Lab.objects.exists()
